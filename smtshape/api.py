@@ -1,0 +1,55 @@
+"""``smtshape.analyze``: the library entry point."""
+from __future__ import annotations
+
+import os
+
+from . import annotations as A
+from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
+from .errors import BadInput
+from .result import Result
+from .store import Domain, Store
+
+
+def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraints=None,
+            inputs_positive: bool = False, no_broadcast_one: bool = False,
+            rlimit: int = 2_000_000) -> Result:
+    """Analyze the shapes of an ONNX model.
+
+    model        path, bytes, ``onnx.ModelProto`` or ``onnx_ir.Model``
+    assume       relations over input dim names (strings such as ``"seq <= 4096"``)
+    bind         {input dim name: int}
+    policy       what to do with shape annotations in the model: skip / refine / strict / override
+    constraints  path(s) of constraint files (one relation per line)
+    inputs_positive, no_broadcast_one
+                 named domain assumptions, off by default and reported when on
+    rlimit       Z3 resource budget per query
+    """
+    from .parse import load_constraints, parse_relation
+
+    ensure_ops_loaded()
+    if policy not in A.POLICIES:
+        raise BadInput(f"unknown annotation policy {policy!r}; choose one of {', '.join(A.POLICIES)}")
+    if isinstance(assume, str):
+        assume = [assume]
+    rels = []
+    for text in assume or []:
+        rels.append((text, parse_relation(text)))
+    if isinstance(constraints, (str, os.PathLike)):
+        constraints = [constraints]
+    for path in constraints or []:
+        for line, text, rel in load_constraints(path):
+            rels.append((f"{text}  ({os.fspath(path)}:{line})", rel))
+    m = load_model(model)
+    store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
+    eng = Engine(m, store)
+    eng.policy = policy
+    eng.declare_inputs(m.graph)
+    bind_and_assume(eng, bind or {}, rels)
+    eng.walk(m.graph)
+    if policy in ("refine", "strict"):
+        A.check_annotations(eng, policy)
+    res = Result(eng, store, policy, [t for t, _ in rels])
+    res.consistent = store.check()
+    if isinstance(model, (str, os.PathLike)):
+        res.source_path = os.fspath(model)
+    return res

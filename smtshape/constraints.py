@@ -1,0 +1,230 @@
+"""Relations over dim expressions, and constraints (a relation with provenance).
+
+Relations are a tiny immutable AST of our own (not sympy relationals: those
+evaluate eagerly, cost milliseconds to build, and say nothing about where a
+fact came from):
+
+    Rel(op, lhs, rhs)   op in  == != <= < >= >
+    Or(args), And(args), Not(arg)
+
+``Constraint`` ties a relation to a ``Provenance``: the node, op type and
+rule that emitted it and a sentence a person can read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from . import expr as E
+from .printing import show
+
+_OPS = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+}
+_NEGATE = {"==": "!=", "!=": "==", "<=": ">", "<": ">=", ">=": "<", ">": "<="}
+
+
+@dataclass(frozen=True)
+class Rel:
+    op: str
+    lhs: object
+    rhs: object
+
+    def map(self, f: Callable) -> "Relation":
+        return Rel(self.op, f(self.lhs), f(self.rhs))
+
+    def const_value(self):
+        """True/False when both sides are ints (or syntactically equal), else None."""
+        a, b = self.lhs, self.rhs
+        if isinstance(a, int) and isinstance(b, int):
+            return _OPS[self.op](a, b)
+        if a == b:
+            return self.op in ("==", "<=", ">=")
+        d = E.sub(a, b)
+        if isinstance(d, int):
+            return _OPS[self.op](d, 0)
+        return None
+
+    def negate(self) -> "Rel":
+        return Rel(_NEGATE[self.op], self.lhs, self.rhs)
+
+    def symbols(self) -> frozenset:
+        return E.free_symbols(self.lhs) | E.free_symbols(self.rhs)
+
+    def __str__(self) -> str:
+        return f"{show(self.lhs)} {self.op} {show(self.rhs)}"
+
+
+@dataclass(frozen=True)
+class Or:
+    args: tuple
+
+    def map(self, f):
+        return Or(tuple(a.map(f) for a in self.args))
+
+    def const_value(self):
+        vals = [a.const_value() for a in self.args]
+        if any(v is True for v in vals):
+            return True
+        if all(v is False for v in vals):
+            return False
+        return None
+
+    def negate(self):
+        return And(tuple(a.negate() for a in self.args))
+
+    def symbols(self):
+        return frozenset().union(*(a.symbols() for a in self.args))
+
+    def __str__(self):
+        return " or ".join(_paren(a) for a in self.args)
+
+
+@dataclass(frozen=True)
+class And:
+    args: tuple
+
+    def map(self, f):
+        return And(tuple(a.map(f) for a in self.args))
+
+    def const_value(self):
+        vals = [a.const_value() for a in self.args]
+        if any(v is False for v in vals):
+            return False
+        if all(v is True for v in vals):
+            return True
+        return None
+
+    def negate(self):
+        return Or(tuple(a.negate() for a in self.args))
+
+    def symbols(self):
+        return frozenset().union(*(a.symbols() for a in self.args))
+
+    def __str__(self):
+        return " and ".join(_paren(a) for a in self.args)
+
+
+@dataclass(frozen=True)
+class Not:
+    arg: object
+
+    def map(self, f):
+        return Not(self.arg.map(f))
+
+    def const_value(self):
+        v = self.arg.const_value()
+        return None if v is None else not v
+
+    def negate(self):
+        return self.arg
+
+    def symbols(self):
+        return self.arg.symbols()
+
+    def __str__(self):
+        return f"not ({self.arg})"
+
+
+Relation = Union[Rel, Or, And, Not]
+
+
+def _paren(r) -> str:
+    return f"({r})" if isinstance(r, (Or, And)) else str(r)
+
+
+def eq(a, b) -> Rel:
+    return Rel("==", a, b)
+
+
+def ne(a, b) -> Rel:
+    return Rel("!=", a, b)
+
+
+def le(a, b) -> Rel:
+    return Rel("<=", a, b)
+
+
+def lt(a, b) -> Rel:
+    return Rel("<", a, b)
+
+
+def ge(a, b) -> Rel:
+    return Rel(">=", a, b)
+
+
+def gt(a, b) -> Rel:
+    return Rel(">", a, b)
+
+
+def any_of(*rels) -> Relation:
+    return rels[0] if len(rels) == 1 else Or(tuple(rels))
+
+
+def all_of(*rels) -> Relation:
+    return rels[0] if len(rels) == 1 else And(tuple(rels))
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a constraint or symbol came from."""
+
+    node: str          # node name ("" for assumptions and the domain)
+    op_type: str       # op type, or "assumption" / "annotation" / "domain" / "input"
+    rule: str          # short rule id, e.g. "matmul.inner", "concat.sum"
+    message: str       # a sentence a person can read
+
+    def where(self) -> str:
+        if self.node or self.op_type not in ("assumption", "domain", "input", "annotation"):
+            return f"{self.op_type} node '{self.node}'"
+        return self.op_type
+
+    def __str__(self) -> str:
+        return f"{self.where()} [{self.rule}]: {self.message}"
+
+
+@dataclass
+class Constraint:
+    id: int
+    relation: Relation
+    provenance: Provenance
+    kind: str = "rule"        # rule | assumption | annotation | domain
+    status: str = "open"      # open | trivial | absorbed | residual | conflict
+
+    def __str__(self) -> str:
+        return f"{self.relation}    <- {self.provenance}"
+
+
+@dataclass
+class Conflict:
+    """A set of constraints that cannot hold together."""
+
+    relation: str                      # the relation that cannot hold, as text
+    constraints: list = field(default_factory=list)   # Constraint objects in the core
+    values: dict = field(default_factory=dict)        # readable values involved
+    detail: str = ""
+
+    @property
+    def nodes(self) -> list[str]:
+        out = []
+        for c in self.constraints:
+            n = c.provenance.node
+            if n and n not in out:
+                out.append(n)
+        return out
+
+    def explain(self) -> str:
+        lines = [f"conflict: {self.relation} cannot hold"]
+        if self.detail:
+            lines.append(f"  {self.detail}")
+        for c in self.constraints:
+            lines.append(f"  - {c.relation}  <- {c.provenance}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()

@@ -1,0 +1,213 @@
+"""What a rule sees: the inference context of one node.
+
+A rule reads its inputs (``shape``, ``rank``, ``dtype``, ``value``,
+``const``), its attributes (``attr``, ``require_attr``), sets its outputs
+(``set_output``), makes data symbols (``data_symbol``) and emits constraints
+(``require``, ``equal``).  It asks the store questions with ``decide`` (three
+valued: a rule acts only on PROVEN or REFUTED) and gives up on a node with
+``fail`` (its outputs become UNKNOWN, the analysis goes on).
+
+Shapes are tuples of dim expressions (``int`` or sympy), ``None`` when the
+rank is unknown.  An unknown dim is a data symbol (``ctx.unknown_dim``).
+A *value* is the flattened tuple of a small integer/bool tensor's elements,
+each an int, a sympy expression, a sympy boolean or None (that element
+unknown); it is how Shape -> Gather -> Concat -> Reshape chains resolve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import onnx_ir as ir
+
+from . import expr as E
+from .constraints import Provenance, Relation, eq
+from .errors import RuleError
+from .store import Store, Verdict
+
+# Values with more elements than this are not tracked element by element.
+MAX_VALUE_ELEMENTS = 4096
+
+INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
+             ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8,
+             ir.DataType.BOOL}
+
+
+@dataclass
+class TensorInfo:
+    """Everything known about one value during inference."""
+
+    shape: tuple | None = None          # dims (int | sympy) or None: rank unknown
+    dtype: Any = None                   # onnx_ir.DataType or None
+    value: tuple | None = None          # flattened known elements (small int/bool tensors)
+    const: np.ndarray | None = None     # the full constant, when the value is an initializer/Constant
+    tensor: Any = None                  # an onnx_ir tensor, converted to ``const`` on first use
+
+
+class Context:
+    def __init__(self, engine, node: ir.Node, opset: int | None):
+        self.engine = engine
+        self.store: Store = engine.store
+        self.node = node
+        self.opset = opset
+        self.op_type = node.op_type
+        self.domain = node.domain
+        self.name = node.name or f"{node.op_type}_{engine.node_index}"
+        self.outputs_set: set[int] = set()
+
+    # ------------------------------------------------------------ inputs
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.outputs)
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.node.inputs) and self.node.inputs[i] is not None
+
+    def has_output(self, i: int) -> bool:
+        return i < len(self.node.outputs) and bool(self.node.outputs[i].name)
+
+    def input(self, i: int) -> TensorInfo | None:
+        if not self.has_input(i):
+            return None
+        return self.engine.info(self.node.inputs[i])
+
+    def shape(self, i: int) -> tuple | None:
+        t = self.input(i)
+        if t is None or t.shape is None:
+            return None
+        canon = self.store.canon
+        return tuple(canon(d) for d in t.shape)
+
+    def rank(self, i: int) -> int | None:
+        t = self.input(i)
+        return None if t is None or t.shape is None else len(t.shape)
+
+    def dtype(self, i: int):
+        t = self.input(i)
+        return None if t is None else t.dtype
+
+    def value(self, i: int) -> tuple | None:
+        """Known elements of input ``i`` (flattened), canonicalized, or None."""
+        t = self.input(i)
+        if t is None or t.value is None:
+            return None
+        canon = self.store.canon
+        return tuple(canon(v) if v is not None and not isinstance(v, bool) and _is_int_expr(v) else v
+                     for v in t.value)
+
+    def int_values(self, i: int) -> list | None:
+        """Like ``value`` but only when every element is known."""
+        v = self.value(i)
+        if v is None or any(x is None for x in v):
+            return None
+        return list(v)
+
+    def const(self, i: int) -> np.ndarray | None:
+        """The full constant array of input ``i`` (initializer / Constant), or None."""
+        t = self.input(i)
+        if t is None:
+            return None
+        if t.const is None and t.tensor is not None:
+            try:
+                t.const = t.tensor.numpy()
+            except Exception:
+                t.tensor = None
+        return t.const
+
+    # ------------------------------------------------------------ attributes
+    def attr(self, name: str, default=None):
+        a = self.node.attributes.get(name)
+        if a is None:
+            return default
+        v = a.value
+        if isinstance(v, ir.TensorProtocol) or hasattr(v, "numpy"):
+            try:
+                return v.numpy()
+            except Exception:
+                return v
+        if isinstance(v, (list, tuple)):
+            return list(v)
+        return v
+
+    def require_attr(self, name: str):
+        v = self.attr(name)
+        if v is None:
+            self.fail(f"required attribute '{name}' is missing")
+        return v
+
+    def check_inputs(self, min_count: int, max_count: int | None = None):
+        present = sum(1 for i in range(self.num_inputs) if self.has_input(i))
+        n = self.num_inputs
+        if n < min_count or not all(self.has_input(i) for i in range(min_count)):
+            self.fail(f"needs at least {min_count} inputs, has {present}")
+        if max_count is not None and n > max_count:
+            self.fail(f"takes at most {max_count} inputs, has {n}")
+
+    # ------------------------------------------------------------ outputs
+    def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None):
+        if i >= len(self.node.outputs):
+            return
+        out = self.node.outputs[i]
+        if shape is not None:
+            shape = tuple(self.cap(E.norm(d), f"{self.name}_out{i}") for d in shape)
+            for k, d in enumerate(shape):
+                if isinstance(d, int) and d < 0:
+                    self.fail(f"output {i} axis {k} would have negative size {d}")
+        if value is not None:
+            value = tuple(value)
+            if len(value) > MAX_VALUE_ELEMENTS:
+                value = None
+        self.engine.set_info(out, TensorInfo(shape, dtype, value, const))
+        self.outputs_set.add(i)
+
+    def set_unknown(self, i: int, dtype=None):
+        self.set_output(i, None, dtype)
+
+    # ------------------------------------------------------------ symbols and constraints
+    def provenance(self, rule: str, message: str) -> Provenance:
+        return Provenance(self.name, self.op_type, rule, message)
+
+    def data_symbol(self, hint: str, upper=None, message: str = "") -> Any:
+        """A runtime quantity this node introduces, ``0 <= s (<= upper)``."""
+        prov = self.provenance(f"{self.op_type.lower()}.data", message or f"{hint} is known only at run time")
+        return self.store.new_data(f"{hint}", prov, upper=upper)
+
+    def unknown_dim(self, hint: str = "") -> Any:
+        return self.data_symbol(hint or f"{self.op_type.lower()}_dim", None,
+                                f"a dim of {self.op_type} that the analysis cannot compute")
+
+    def require(self, relation: Relation, rule: str, message: str):
+        return self.store.add(relation, self.provenance(rule, message))
+
+    def equal(self, a, b, rule: str, message: str):
+        return self.require(eq(a, b), rule, message)
+
+    def decide(self, relation: Relation) -> Verdict:
+        return self.store.decide(relation)
+
+    def proven(self, relation: Relation) -> bool:
+        return self.store.decide(relation) is Verdict.PROVEN
+
+    def cap(self, e, hint: str):
+        """Replace an expression too big for sympy by a data symbol (recorded)."""
+        if isinstance(e, int) or E.size(e) <= E.MAX_OPS:
+            return e
+        s = self.data_symbol(hint, None, "expression exceeded the size cap; value kept as a symbol")
+        self.require(eq(s, e), f"{self.op_type.lower()}.cap", "capped expression")
+        return s
+
+    def warn(self, message: str):
+        self.engine.diagnostic("warning", message, self.name, self.op_type)
+
+    def fail(self, message: str):
+        raise RuleError(message)
+
+
+def _is_int_expr(v) -> bool:
+    import sympy
+    return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))

@@ -1,0 +1,49 @@
+"""The value type users get back: a dim with its exactness."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .printing import show
+
+
+class Exactness(enum.Enum):
+    EXACT = "exact"              # expr is the runtime size, as a function of the input symbols
+    UPPER_BOUND = "upper_bound"  # only size <= bound is known (bound over input symbols)
+    UNKNOWN = "unknown"          # neither
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One axis of a solved shape.
+
+    ``expr``: an int or a sympy expression.  For EXACT dims it is over input
+    symbols only; for UPPER_BOUND / UNKNOWN dims it may name data symbols
+    (runtime quantities), and ``bound`` carries what is known.
+    """
+
+    expr: object
+    exactness: Exactness = Exactness.EXACT
+    bound: object = None
+
+    @property
+    def is_static(self) -> bool:
+        return self.exactness is Exactness.EXACT and isinstance(self.expr, int)
+
+    def __str__(self) -> str:
+        if self.exactness is Exactness.EXACT:
+            return show(self.expr)
+        if self.exactness is Exactness.UPPER_BOUND:
+            return f"{show(self.expr)}<={show(self.bound)}"
+        return f"?{show(self.expr)}"
+
+    def __repr__(self) -> str:
+        return f"Dim({self})"
+
+    def to_json(self) -> dict:
+        out = {"expr": show(self.expr), "exactness": self.exactness.value}
+        if isinstance(self.expr, int):
+            out["value"] = self.expr
+        if self.bound is not None:
+            out["bound"] = show(self.bound)
+        return out

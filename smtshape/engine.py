@@ -1,0 +1,392 @@
+"""The engine: load a model, declare input symbols, walk the graph in
+topological order, call each node's rule, and collect diagnostics.
+
+It knows nothing of any particular op (that is ``ops/``) nor of solving
+(that is ``store.py``); ``api.analyze`` drives it and wraps the outcome in a
+``Result``.
+"""
+from __future__ import annotations
+
+import os
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+
+from . import expr as E
+from . import registry
+from .constraints import Provenance, eq
+from .context import INT_TYPES, MAX_VALUE_ELEMENTS, Context, TensorInfo
+from .errors import BadInput, RuleError
+from .store import Store
+
+
+@dataclass
+class Diagnostic:
+    kind: str            # conflict | specialization | annotation | assumption | no_rule | rule_error | warning | undecided
+    message: str
+    node: str = ""
+    op_type: str = ""
+    severity: str = "info"   # info | warning | error
+
+    def __str__(self) -> str:
+        where = f"{self.op_type} node '{self.node}': " if self.node else ""
+        return f"[{self.severity}] {self.kind}: {where}{self.message}"
+
+
+def load_model(model) -> ir.Model:
+    """Accept a path, bytes, onnx.ModelProto or onnx_ir.Model; BadInput on anything wrong."""
+    if isinstance(model, ir.Model):
+        return model
+    if isinstance(model, onnx.ModelProto):
+        proto = model
+    elif isinstance(model, (bytes, bytearray)):
+        proto = _parse_proto(bytes(model), "<bytes>")
+    elif isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise BadInput(f"model file not found: {path}")
+        if os.path.isdir(path):
+            raise BadInput(f"model path is a directory, not a file: {path}")
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise BadInput(f"cannot read model file {path}: {e.strerror}") from None
+        proto = _parse_proto(data, path)
+    else:
+        raise BadInput(f"cannot analyze an object of type {type(model).__name__}; "
+                       "pass a path, an onnx.ModelProto or an onnx_ir.Model")
+    if not proto.HasField("graph"):
+        raise BadInput("the file parsed as protobuf but holds no ONNX graph (is it an ONNX model?)")
+    try:
+        return ir.serde.deserialize_model(proto)
+    except Exception as e:  # onnx_ir's own validation
+        raise BadInput(f"malformed ONNX model: {e}") from None
+
+
+def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
+    if not data:
+        raise BadInput(f"{where} is empty, not an ONNX model")
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except Exception:
+        raise BadInput(f"{where} is not a valid ONNX model (protobuf parse failed; truncated or another format?)") from None
+    if not proto.HasField("graph") or (not proto.graph.node and not proto.graph.input and not proto.graph.output):
+        raise BadInput(f"{where} is not an ONNX model (no graph found)")
+    return proto
+
+
+def topo_order(graph) -> list:
+    """Nodes in dependency order (Kahn); BadInput naming a node on a cycle."""
+    nodes = list(graph)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    indeg = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        seen = set()
+        for v in _all_inputs(n):
+            p = v.producer() if v is not None else None
+            if p is not None and id(p) in index and id(p) not in seen and p is not n:
+                seen.add(id(p))
+                indeg[i] += 1
+                users[index[id(p)]].append(i)
+            elif p is n:
+                raise BadInput(f"graph has a cycle: node '{n.name or n.op_type}' consumes its own output")
+    q = deque(i for i in range(len(nodes)) if indeg[i] == 0)
+    out = []
+    while q:
+        i = q.popleft()
+        out.append(nodes[i])
+        for j in users[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                q.append(j)
+    if len(out) != len(nodes):
+        stuck = [nodes[i] for i in range(len(nodes)) if indeg[i] > 0]
+        names = ", ".join(f"'{n.name or n.op_type}'" for n in stuck[:5])
+        raise BadInput(f"graph has a cycle (or a node reads a value produced after it in a loop): nodes {names}")
+    return out
+
+
+def _all_inputs(node):
+    """A node's inputs plus values its subgraphs capture from the outer scope."""
+    yield from node.inputs
+    for attr in node.attributes.values():
+        if attr.type == ir.AttributeType.GRAPH:
+            yield from _captured(attr.value)
+        elif attr.type == ir.AttributeType.GRAPHS:
+            for g in attr.value:
+                yield from _captured(g)
+
+
+def _captured(g):
+    inner = set()
+    for n in g:
+        for o in n.outputs:
+            inner.add(id(o))
+    for v in list(g.inputs) + list(g.initializers.values()):
+        inner.add(id(v))
+    for n in g:
+        for v in _all_inputs(n):
+            if v is not None and id(v) not in inner:
+                yield v
+
+
+def sanitize(name: str) -> str | None:
+    """The dim_param as a symbol name when it is a plain identifier, else None."""
+    if name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c == "_" for c in name) \
+            and len(name) <= 128:
+        return name
+    return None
+
+
+class Engine:
+    def __init__(self, model: ir.Model, store: Store):
+        self.model = model
+        self.store = store
+        self.values: dict = {}
+        self.diagnostics: list[Diagnostic] = []
+        self.annotations: dict = {}   # value -> annotated ir.Shape (from value_info)
+        self.node_index = 0
+        self.node_count = 0
+        self.assumptions_used: dict[str, list[str]] = {}
+        self.policy = "refine"
+        self.annotation_conflicts: list = []
+        self.foreign_names: dict = {}
+        self.foreign_syms: dict = {}
+        self._warned_ops: set = set()
+        self.input_dims: dict = {}    # (input name, axis) -> expr
+        self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
+                          for f in model.functions.values()} if model.functions else {}
+
+    # ------------------------------------------------------------ values
+    def info(self, v) -> TensorInfo:
+        t = self.values.get(v)
+        if t is None:
+            t = TensorInfo(None, getattr(v, "dtype", None))
+            self.values[v] = t
+        return t
+
+    def set_info(self, v, t: TensorInfo):
+        self.values[v] = t
+
+    def diagnostic(self, kind, message, node="", op_type="", severity="warning"):
+        self.diagnostics.append(Diagnostic(kind, message, node, op_type, severity))
+
+    def note_assumption(self, name: str, node: str):
+        self.assumptions_used.setdefault(name, []).append(node)
+
+    # ------------------------------------------------------------ graph
+    def opset(self, domain: str) -> int | None:
+        d = "" if domain in ("", "ai.onnx") else domain
+        imports = self.model.opset_imports
+        if d in imports:
+            return imports[d]
+        if d == "" and "ai.onnx" in imports:
+            return imports["ai.onnx"]
+        return None
+
+    def declare_inputs(self, graph):
+        inits = graph.initializers
+        for v in graph.inputs:
+            if v.name in inits:
+                continue  # IR < 4: initializers listed as inputs are constants here
+            self.values[v] = TensorInfo(self._input_shape(v), v.dtype)
+        for name, v in inits.items():
+            self.values[v] = const_info(v.const_value, v.dtype)
+
+    def _input_shape(self, v):
+        if v.shape is None:
+            self.diagnostic("warning", f"graph input '{v.name}' has no shape: its rank is unknown",
+                            severity="warning")
+            return None
+        dims = []
+        for axis, d in enumerate(v.shape):
+            if isinstance(d, int):
+                if d < 0:
+                    raise BadInput(f"graph input '{v.name}' axis {axis} has negative size {d}")
+                dims.append(d)
+                continue
+            label = getattr(d, "value", None)
+            name = sanitize(label) if label else None
+            origin = Provenance("", "input", "input.dim",
+                                f"axis {axis} of graph input '{v.name}'" + (f" (dim_param '{label}')" if label else ""))
+            if name is not None:
+                s = self.store.declare(name, "input", origin)
+            else:
+                s = self.store.declare(self.store.fresh_name(f"{v.name}_d{axis}"), "input", origin,
+                                       generated=True)
+                if label:
+                    self.diagnostic("warning", f"graph input '{v.name}' axis {axis} has dim_param {label!r}, "
+                                    f"which is not a plain name; it is treated as the symbol '{s.name}'")
+            dims.append(s)
+            self.input_dims[(v.name, axis)] = s
+        return tuple(dims)
+
+    def walk(self, graph):
+        order = topo_order(graph)
+        self.node_count += len(order)
+        for node in order:
+            if self.policy != "skip":
+                for o in node.outputs:
+                    if o.shape is not None and o.name:
+                        self.annotations[o] = o.shape
+            self.run_node(node)
+            if self.policy == "override":
+                from .annotations import apply_override
+                apply_override(self, Context(self, node, None))
+            self.node_index += 1
+
+    def run_node(self, node):
+        opset = self.opset(node.domain)
+        rule = registry.lookup(node.domain, node.op_type, opset)
+        ctx = Context(self, node, opset)
+        if rule is None:
+            fn = self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
+            if fn is not None:
+                rule = _function_rule(fn)
+        try:
+            if rule is not None:
+                rule(ctx)
+            else:
+                self._fallback(ctx)
+        except RuleError as e:
+            self.diagnostic("rule_error", f"{e}; its outputs are unknown", ctx.name, node.op_type, "warning")
+            ctx.outputs_set.clear()
+        except Exception as e:  # a bug in a rule must never crash the analysis
+            self.diagnostic("rule_error", f"internal error in the {node.op_type} rule "
+                            f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
+            ctx.outputs_set.clear()
+        for i, o in enumerate(node.outputs):
+            if i not in ctx.outputs_set and o.name:
+                self.values[o] = TensorInfo(None, o.dtype)
+
+    def _fallback(self, ctx: Context):
+        node = ctx.node
+        if node.op_type not in self._warned_ops:
+            self._warned_ops.add(node.op_type)
+            self.diagnostic("no_rule", f"no smtshape rule for op '{node.domain or 'ai.onnx'}::{node.op_type}'"
+                            " (opset {}); using ONNX's own node inference where it gives something, "
+                            "otherwise outputs are UNKNOWN".format(ctx.opset), ctx.name, node.op_type, "warning")
+        onnx_node_fallback(ctx)
+
+
+def const_info(tensor, dtype=None) -> TensorInfo:
+    """TensorInfo of a constant tensor: static shape, elements when small and integral."""
+    if tensor is None:
+        return TensorInfo(None, dtype)
+    shape = tuple(int(d) for d in tensor.shape)
+    dt = tensor.dtype if dtype is None else dtype
+    n = int(np.prod(shape)) if shape else 1
+    value = None
+    arr = None
+    if dt in INT_TYPES and n <= MAX_VALUE_ELEMENTS:
+        try:
+            arr = tensor.numpy()
+            value = tuple(bool(x) if dt == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
+        except Exception:
+            value = None
+    return TensorInfo(shape, dt, value, arr, tensor)
+
+
+def _function_rule(fn):
+    """Analyze a call of a model-local function by walking its body."""
+
+    def rule(ctx: Context):
+        eng = ctx.engine
+        for formal, i in zip(fn.inputs, range(ctx.num_inputs)):
+            if ctx.has_input(i):
+                eng.values[formal] = eng.info(ctx.node.inputs[i])
+        for n in topo_order(fn):
+            eng.run_node(n)
+        for i, formal in enumerate(fn.outputs):
+            t = eng.values.get(formal)
+            if t is not None:
+                ctx.set_output(i, t.shape, t.dtype, t.value, t.const)
+
+    return rule
+
+
+def onnx_node_fallback(ctx: Context):
+    """Ask ONNX's per-node inference; map its dims back to our expressions."""
+    from onnx import helper, shape_inference
+
+    node = ctx.node
+    try:
+        schema = onnx.defs.get_schema(node.op_type, ctx.opset or onnx.defs.onnx_opset_version(),
+                                      node.domain or "")
+    except Exception:
+        return
+    names: dict[str, object] = {}
+    input_types = {}
+    proto = ir.serde.serialize_node(node)
+    for i, v in enumerate(node.inputs):
+        if v is None:
+            continue
+        t = ctx.input(i)
+        if t.dtype is None:
+            return
+        shape = None
+        if t.shape is not None:
+            shape = []
+            for d in ctx.shape(i):
+                if isinstance(d, int):
+                    shape.append(d)
+                else:
+                    key = f"__smt{len(names)}"
+                    for k, val in names.items():
+                        if val == d:
+                            key = k
+                            break
+                    names[key] = d
+                    shape.append(key)
+        input_types[proto.input[i]] = helper.make_tensor_type_proto(int(t.dtype), shape)
+    try:
+        out = shape_inference.infer_node_outputs(schema, proto, input_types)
+    except Exception:
+        return
+    for i, o in enumerate(node.outputs):
+        tp = out.get(proto.output[i]) if i < len(proto.output) else None
+        if tp is None or not tp.HasField("tensor_type"):
+            continue
+        tt = tp.tensor_type
+        dtype = ir.DataType(tt.elem_type) if tt.elem_type else None
+        if not tt.HasField("shape"):
+            ctx.set_output(i, None, dtype)
+            continue
+        dims = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value"):
+                dims.append(int(d.dim_value))
+            elif d.dim_param in names:
+                dims.append(names[d.dim_param])
+            else:
+                dims.append(ctx.unknown_dim(f"{ctx.op_type.lower()}_out"))
+        ctx.set_output(i, dims, dtype)
+
+
+def bind_and_assume(engine: Engine, bind: dict, assumptions: list):
+    st = engine.store
+    for name, val in (bind or {}).items():
+        if not isinstance(val, int) or isinstance(val, bool) or val < 0:
+            raise BadInput(f"--bind {name}={val!r}: the value must be a non-negative integer")
+        info = st.symbols.get(name)
+        if info is None:
+            raise BadInput(f"--bind {name}={val}: no input dim is named '{name}' "
+                           f"(known: {', '.join(sorted(i.name for i in st.input_symbols())) or 'none'})")
+        st.add(eq(info.symbol, val), Provenance("", "assumption", "bind", f"{name} is bound to {val}"),
+               kind="assumption")
+    for text, rel in assumptions:
+        unknown = [s.name for s in rel.symbols() if s.name not in st.symbols]
+        if unknown:
+            raise BadInput(f"assumption {text!r} names {', '.join(sorted(unknown))}, which is not an input dim "
+                           f"(known: {', '.join(sorted(i.name for i in st.input_symbols())) or 'none'})")
+        st.add(rel, Provenance("", "assumption", "assume", text), kind="assumption")
+
+
+def ensure_ops_loaded():
+    from . import ops  # noqa: F401  (registers every rule)

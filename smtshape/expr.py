@@ -1,0 +1,350 @@
+"""Dim expressions: the one home of the term language.
+
+A dim expression is either a Python ``int`` (constants are kept as ints so the
+common case never touches sympy) or a sympy integer expression over symbols
+made by :func:`symbol`.  On top of sympy's ``+``, ``*``, ``Min``, ``Max`` and
+``Piecewise`` we use four integer-exact function classes:
+
+``FloorDiv(a, b)``  floor(a / b), rounding toward minus infinity (Python ``//``).
+``CeilDiv(a, b)``   ceil(a / b), rounding toward plus infinity.
+``Mod(a, b)``       a - b * FloorDiv(a, b) (Python ``%``; sign of the divisor).
+``Bcast(a, b)``     the numpy broadcast of two sizes: ``a`` when ``b == 1``
+                    otherwise ``b``.  Only meaningful under the constraint
+                    ``a == b or a == 1 or b == 1`` that the broadcasting rule
+                    emits beside it.
+
+All four divide only by a positive divisor: the rule that builds one emits
+``b > 0`` (or ``b`` is a positive constant).  They never go through rationals,
+so ``FloorDiv(x, 2)`` is not ``floor(x/2)`` and costs tens of microseconds.
+
+The helpers ``add``, ``sub``, ``mul``, ``floordiv``, ... short-cut ints and
+intern results, so building the same expression twice is a dict lookup.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Union
+
+import sympy
+from sympy import Integer
+
+Expr = Union[int, sympy.Expr]
+
+# Expressions bigger than this (in operations) are replaced by a fresh symbol
+# by the callers (see context.Context.cap); sympy on huge trees is ruinous.
+MAX_OPS = 200
+
+
+def norm(e) -> Expr:
+    """Integer sympy constants become Python ints; everything else unchanged."""
+    if isinstance(e, int):
+        return e
+    if isinstance(e, Integer):
+        return int(e)
+    if isinstance(e, (sympy.Float, sympy.Rational)) and e.is_integer:
+        return int(e)
+    return e
+
+
+def is_const(e) -> bool:
+    return isinstance(e, int)
+
+
+def to_sympy(e):
+    return Integer(e) if isinstance(e, int) else e
+
+
+@lru_cache(maxsize=None)
+def symbol(name: str) -> sympy.Symbol:
+    """The one constructor of dim symbols: integer and non-negative."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+@lru_cache(maxsize=None)
+def value_symbol(name: str) -> sympy.Symbol:
+    """A symbol for a runtime *element value* (may be negative)."""
+    return sympy.Symbol(name, integer=True)
+
+
+def _split_multiples(a, b: int):
+    """Split ``a`` into (q, r) with a == b*q + r, q holding the terms whose
+    integer coefficient is a multiple of the positive int ``b``."""
+    q, r = [], []
+    for term in sympy.Add.make_args(a):
+        coeff, rest = term.as_coeff_Mul()
+        if coeff.is_Integer and int(coeff) % b == 0:
+            q.append((int(coeff) // b) * rest)
+        else:
+            r.append(term)
+    return sympy.Add(*q), sympy.Add(*r)
+
+
+def _pos_int(b) -> int | None:
+    if isinstance(b, (int, Integer)) and int(b) > 0:
+        return int(b)
+    return None
+
+
+class FloorDiv(sympy.Function):
+    """floor(a / b) for integers, b > 0 (Python ``a // b``)."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return Integer(int(a) // int(b))
+        if b == 1:
+            return a
+        if a == 0:
+            return Integer(0)
+        bi = _pos_int(b)
+        if bi is None:
+            return None
+        if isinstance(a, FloorDiv) and _pos_int(a.args[1]):
+            return FloorDiv(a.args[0], Integer(bi * int(a.args[1])))
+        q, r = _split_multiples(a, bi)
+        if q != 0:
+            return q + FloorDiv(r, b)
+        return None
+
+    def _eval_is_nonnegative(self):
+        a, b = self.args
+        if a.is_nonnegative and b.is_positive:
+            return True
+        return None
+
+
+class CeilDiv(sympy.Function):
+    """ceil(a / b) for integers, b > 0 (``-((-a) // b)``)."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return Integer(-((-int(a)) // int(b)))
+        if b == 1:
+            return a
+        if a == 0:
+            return Integer(0)
+        bi = _pos_int(b)
+        if bi is None:
+            return None
+        q, r = _split_multiples(a, bi)
+        if q != 0:
+            return q + CeilDiv(r, b)
+        return None
+
+    def _eval_is_nonnegative(self):
+        a, b = self.args
+        if a.is_nonnegative and b.is_positive:
+            return True
+        return None
+
+
+class Mod(sympy.Function):
+    """a - b * floor(a / b) for integers, b > 0 (Python ``a % b``)."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a.is_Integer and b.is_Integer and b != 0:
+            return Integer(int(a) % int(b))
+        if b == 1 or a == 0:
+            return Integer(0)
+        bi = _pos_int(b)
+        if bi is None:
+            return None
+        q, r = _split_multiples(a, bi)
+        if q != 0:
+            return Mod(r, b)
+        return None
+
+    def _eval_is_nonnegative(self):
+        if self.args[1].is_positive:
+            return True
+        return None
+
+
+class Bcast(sympy.Function):
+    """Broadcast of two sizes: ``a`` when ``b == 1`` else ``b``."""
+
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if a == b or a == 1:
+            return b
+        if b == 1:
+            return a
+        if b.is_Integer:          # b != 1: the result is b whatever a is
+            return b
+        if a.is_Integer:          # a != 1: b must be a or 1, result is a
+            return a
+        return None
+
+    def _eval_is_nonnegative(self):
+        a, b = self.args
+        if a.is_nonnegative and b.is_nonnegative:
+            return True
+        return None
+
+
+# ---------------------------------------------------------------- builders
+# Each takes ints or sympy expressions and returns norm()'d results.
+
+def add(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return a + b
+    return norm(to_sympy(a) + to_sympy(b))
+
+
+def sub(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return a - b
+    return norm(to_sympy(a) - to_sympy(b))
+
+
+def mul(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    return norm(to_sympy(a) * to_sympy(b))
+
+
+def neg(a) -> Expr:
+    return -a if isinstance(a, int) else norm(-a)
+
+
+def prod(items) -> Expr:
+    out: Expr = 1
+    for x in items:
+        out = mul(out, x)
+    return out
+
+
+def total(items) -> Expr:
+    out: Expr = 0
+    for x in items:
+        out = add(out, x)
+    return out
+
+
+@lru_cache(maxsize=65536)
+def _fdiv(a, b):
+    return norm(FloorDiv(to_sympy(a), to_sympy(b)))
+
+
+@lru_cache(maxsize=65536)
+def _cdiv(a, b):
+    return norm(CeilDiv(to_sympy(a), to_sympy(b)))
+
+
+@lru_cache(maxsize=65536)
+def _mod(a, b):
+    return norm(Mod(to_sympy(a), to_sympy(b)))
+
+
+@lru_cache(maxsize=65536)
+def _min(a, b):
+    return norm(sympy.Min(to_sympy(a), to_sympy(b)))
+
+
+@lru_cache(maxsize=65536)
+def _max(a, b):
+    return norm(sympy.Max(to_sympy(a), to_sympy(b)))
+
+
+@lru_cache(maxsize=65536)
+def _bcast(a, b):
+    return norm(Bcast(to_sympy(a), to_sympy(b)))
+
+
+def floordiv(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return a // b
+    return _fdiv(a, b)
+
+
+def ceildiv(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return -((-a) // b)
+    return _cdiv(a, b)
+
+
+def mod(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return a % b
+    return _mod(a, b)
+
+
+def smin(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return min(a, b)
+    if a == b:
+        return a
+    return _min(a, b)
+
+
+def smax(a, b) -> Expr:
+    if isinstance(a, int) and isinstance(b, int):
+        return max(a, b)
+    if a == b:
+        return a
+    return _max(a, b)
+
+
+def bcast(a, b) -> Expr:
+    if a == b or a == 1:
+        return b
+    if b == 1:
+        return a
+    if isinstance(a, int) and isinstance(b, int):
+        return b  # caller has reported the conflict; numpy would fail here
+    return _bcast(a, b)
+
+
+def clamp(x, lo, hi) -> Expr:
+    return smin(smax(x, lo), hi)
+
+
+def free_symbols(e) -> frozenset:
+    if isinstance(e, int):
+        return frozenset()
+    return _free(e)
+
+
+@lru_cache(maxsize=65536)
+def _free(e):
+    return frozenset(e.free_symbols)
+
+
+def size(e) -> int:
+    """Number of operations in ``e`` (sympy count_ops), ints count 0."""
+    if isinstance(e, int):
+        return 0
+    return _size(e)
+
+
+@lru_cache(maxsize=65536)
+def _size(e):
+    return int(sympy.count_ops(e))
+
+
+def evaluate(e, env: dict) -> int | None:
+    """Evaluate ``e`` with symbol-name -> int bindings; None if not closed."""
+    if isinstance(e, int):
+        return e
+    m = {s: Integer(env[s.name]) for s in free_symbols(e) if s.name in env}
+    v = e.xreplace(m)
+    if isinstance(v, (bool, sympy.logic.boolalg.BooleanAtom)):
+        return int(bool(v))
+    v = norm(v)
+    if isinstance(v, int):
+        return v
+    try:
+        v = norm(sympy.simplify(v)) if not v.free_symbols else v
+    except Exception:  # pragma: no cover - defensive
+        return None
+    return v if isinstance(v, int) else None

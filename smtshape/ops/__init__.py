@@ -1,0 +1,16 @@
+"""Op rules, one module per op family.  Importing this package registers them all.
+
+| module          | ops |
+|-----------------|-----|
+| elementwise.py  | binary arithmetic / logic / comparison (broadcasting), unary ops, Where, Clip, Cast, Identity, Dropout |
+| reduce.py       | Reduce*, ArgMax / ArgMin |
+| norm.py         | BatchNormalization, LayerNormalization, GroupNormalization, InstanceNormalization, LRN, Softmax family, CumSum, Trilu |
+| linalg.py       | MatMul, Gemm, Einsum |
+| conv.py         | Conv, ConvTranspose, MaxPool, AveragePool, LpPool, global pools |
+| resize.py       | Resize, Upsample, DepthToSpace, SpaceToDepth |
+| shape.py        | Shape, Size, Constant, ConstantOfShape, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad, Range |
+| indexing.py     | GatherElements, GatherND, ScatterND, ScatterElements, OneHot, Compress, NonZero, TopK, Unique |
+| control.py      | If, Loop (subgraphs) |
+"""
+from . import common  # noqa: F401
+from . import elementwise, reduce, norm, linalg, conv, resize, shape, indexing, control  # noqa: F401

@@ -1,0 +1,106 @@
+"""Helpers shared by op rules: broadcasting, axes, unification.
+
+Each helper both computes and emits the constraints its semantics imply,
+like the rules themselves.
+"""
+from __future__ import annotations
+
+from .. import expr as E
+from ..constraints import any_of, eq
+from ..printing import show
+from ..store import Verdict
+
+
+def norm_axis(ctx, axis: int, rank: int | None, what: str = "axis") -> int:
+    """Map a possibly negative axis into [0, rank); fail the node when out of range."""
+    if rank is None:
+        if axis < 0:
+            ctx.fail(f"{what} {axis} is negative and the input rank is unknown")
+        return axis
+    if not -rank <= axis < rank:
+        ctx.fail(f"{what} {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
+    out = [norm_axis(ctx, int(a), rank, what) for a in axes]
+    if len(set(out)) != len(out):
+        ctx.fail(f"{what} {list(axes)} has duplicates")
+    return out
+
+
+def unify(ctx, a, b, rule: str, message: str):
+    """Emit ``a == b`` and return the better representative (a constant if any)."""
+    if a == b:
+        return a
+    ctx.equal(a, b, rule, message)
+    if isinstance(b, int) and not isinstance(a, int):
+        return b
+    return ctx.store.canon(a)
+
+
+def unify_all(ctx, dims, rule: str, message: str):
+    acc = dims[0]
+    for d in dims[1:]:
+        acc = unify(ctx, acc, d, rule, message)
+    return acc
+
+
+def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
+    """The multidirectional broadcast of two sizes, with its constraint.
+
+    Exact result: ``a`` if ``b == 1`` else ``b`` (``Bcast``), valid under
+    ``a == b or a == 1 or b == 1``.  Decided in the fast path whenever the two
+    are known equal or one is known to be 1; otherwise the disjunction goes to
+    the store and Z3 is asked whether it (with everything else) forces
+    ``a == b``.  Never ``max(a, b)``: that is wrong at ``a = 0, b = 1``.
+    """
+    if a == b or b == 1:
+        return a
+    if a == 1:
+        return b
+    msg = f"inputs broadcast on axis {axis}: {show(a)} and {show(b)} must be equal or one of them 1"
+    if isinstance(a, int) and isinstance(b, int):
+        ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)  # records the conflict
+        return max(a, b)
+    st = ctx.store
+    if st.decide(eq(a, b)) is Verdict.PROVEN:
+        return a if isinstance(a, int) else b if isinstance(b, int) else a
+    if st.decide(eq(b, 1)) is Verdict.PROVEN:
+        return a
+    if st.decide(eq(a, 1)) is Verdict.PROVEN:
+        return b
+    if st.domain.no_broadcast_one and not isinstance(a, int) and not isinstance(b, int):
+        ctx.engine.note_assumption("no_broadcast_one", ctx.name)
+        ctx.require(eq(a, b), f"{rule}.assume_not_one",
+                    msg + " (assumed equal: symbolic dims are never 1)")
+        return st.canon(a)
+    ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)
+    if isinstance(b, int):
+        return b
+    if isinstance(a, int):
+        return a
+    if st.decide(eq(a, b)) is Verdict.PROVEN:
+        return st.canon(a)
+    return E.bcast(st.canon(a), st.canon(b))
+
+
+def broadcast_shapes(ctx, shapes, rule: str = "broadcast"):
+    """Numpy-style broadcast of several shapes (None when any rank is unknown)."""
+    if any(s is None for s in shapes):
+        return None
+    r = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(r):
+        acc = None
+        for s in shapes:
+            j = len(s) - r + k
+            if j < 0:
+                continue
+            acc = s[j] if acc is None else broadcast_dim(ctx, acc, s[j], k, rule)
+        out.append(acc)
+    return tuple(out)
+
+
+def numel(shape):
+    return None if shape is None else E.prod(shape)

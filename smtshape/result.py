@@ -1,0 +1,422 @@
+"""The analysis result: solved shapes, queries, reports, export."""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+
+import onnx
+import onnx_ir as ir
+import sympy
+
+from . import expr as E
+from .constraints import Conflict, Relation, eq, ge, le
+from .dim import Dim, Exactness
+from .errors import BadInput
+from .printing import show
+from .store import Verdict
+
+
+@dataclass
+class Specialization:
+    """A relation the model forces on its input dims, and the nodes that force it."""
+
+    symbol: str
+    relation: str
+    value: int | None = None
+    nodes: list = field(default_factory=list)
+    constraints: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        where = ", ".join(f"'{n}'" for n in self.nodes) or "the model"
+        return f"{self.relation}  (forced by {where})"
+
+
+class Result:
+    def __init__(self, engine, store, policy: str, assumptions: list[str]):
+        self.engine = engine
+        self.store = store
+        self.policy = policy
+        self.assumptions = assumptions
+        self.model = engine.model
+        self._by_name = {}
+        for v, t in engine.values.items():
+            name = getattr(v, "name", None)
+            if name:
+                self._by_name[name] = (v, t)
+        self._dims: dict = {}
+        self._shapes: dict = {}
+        self._specs = None
+        self.consistent = None
+
+    # ------------------------------------------------------------ shapes
+    @property
+    def value_names(self) -> list[str]:
+        return list(self._by_name)
+
+    def _lookup(self, name: str):
+        hit = self._by_name.get(name)
+        if hit is None:
+            raise KeyError(f"no value named {name!r} in the model")
+        return hit
+
+    def shape(self, name: str) -> tuple | None:
+        """Solved shape of a value (tuple of Dim), None when its rank is unknown."""
+        if name in self._shapes:
+            return self._shapes[name]
+        _, t = self._lookup(name)
+        out = None if t.shape is None else tuple(self.dim_of(d) for d in t.shape)
+        self._shapes[name] = out
+        return out
+
+    def shapes(self) -> dict:
+        return {n: self.shape(n) for n in self._by_name}
+
+    def dtype(self, name: str):
+        return self._lookup(name)[1].dtype
+
+    def dim_of(self, e) -> Dim:
+        st = self.store
+        c = st.canon(e)
+        hit = self._dims.get(c)
+        if hit is not None:
+            return hit
+        d = self._solve_dim(c)
+        self._dims[c] = d
+        return d
+
+    def _solve_dim(self, c) -> Dim:
+        st = self.store
+        if isinstance(c, int):
+            return Dim(c, Exactness.EXACT)
+        c = self._upgrade(c)
+        if isinstance(c, int):
+            return Dim(c, Exactness.EXACT)
+        syms = E.free_symbols(c)
+        data = [s for s in syms if (st.info(s) is None or st.info(s).kind != "input")]
+        if st.has_residual_on(syms) or data:
+            v = st.static_value(c)
+            if v is not None:
+                return Dim(v, Exactness.EXACT)
+        if not data:
+            return Dim(c, Exactness.EXACT)
+        bound = self._upper_bound(c, data)
+        if bound is not None:
+            return Dim(c, Exactness.UPPER_BOUND, bound)
+        return Dim(c, Exactness.UNKNOWN)
+
+    def _upgrade(self, c):
+        """Resolve Bcast / Min / Max atoms that the constraints decide."""
+        st = self.store
+        atoms = [a for a in sympy.preorder_traversal(c) if isinstance(a, (E.Bcast, sympy.Min, sympy.Max))]
+        if not atoms:
+            return c
+        repl = {}
+        for a in atoms:
+            if isinstance(a, E.Bcast):
+                x, y = a.args
+                if st.decide(eq(E.norm(x), E.norm(y))) is Verdict.PROVEN or \
+                        st.decide(eq(E.norm(y), 1)) is Verdict.PROVEN:
+                    repl[a] = x
+                elif st.decide(eq(E.norm(x), 1)) is Verdict.PROVEN:
+                    repl[a] = y
+            elif len(a.args) == 2:
+                x, y = (E.norm(t) for t in a.args)
+                if st.decide(le(x, y)) is Verdict.PROVEN:
+                    repl[a] = a.args[0] if isinstance(a, sympy.Min) else a.args[1]
+                elif st.decide(ge(x, y)) is Verdict.PROVEN:
+                    repl[a] = a.args[1] if isinstance(a, sympy.Min) else a.args[0]
+        if not repl:
+            return c
+        return E.norm(c.xreplace(repl))
+
+    def _upper_bound(self, c, data):
+        st = self.store
+        m = {}
+        for s in data:
+            info = st.info(s)
+            if info is None or info.upper is None:
+                return None
+            m[s] = E.to_sympy(st.canon(info.upper))
+        # monotone substitution is valid only when c is non-decreasing in each data symbol:
+        # accept c linear in the data symbols with non-negative coefficients
+        poly = sympy.Poly(c, *data) if all(isinstance(s, sympy.Symbol) for s in data) else None
+        try:
+            if poly is None or poly.total_degree() > 1 or any(
+                    not (co.is_nonnegative is True) for co in poly.coeffs()):
+                return None
+        except Exception:
+            return None
+        b = E.norm(c.xreplace(m))
+        if E.free_symbols(b) - {s for s in E.free_symbols(b) if st.info(s) and st.info(s).kind == "input"}:
+            return None
+        return b
+
+    # ------------------------------------------------------------ queries
+    def equal(self, x: str, i: int, y: str, j: int):
+        """Are dim ``i`` of ``x`` and dim ``j`` of ``y`` equal? True / False / None (unknown)."""
+        sx, sy = self.shape(x), self.shape(y)
+        if sx is None or sy is None:
+            return None
+        for s, k, n in ((sx, i, x), (sy, j, y)):
+            if not -len(s) <= k < len(s):
+                raise IndexError(f"{n} has rank {len(s)}; axis {k} is out of range")
+        v = self.store.decide(eq(sx[i].expr, sy[j].expr))
+        return {Verdict.PROVEN: True, Verdict.REFUTED: False}.get(v)
+
+    def prove(self, claim) -> Verdict:
+        """PROVEN / REFUTED / UNKNOWN for a relation (text or Relation) over dim names
+        and value dims written ``name[axis]``."""
+        rel = self._relation(claim)
+        return self.store.decide(rel)
+
+    def _relation(self, claim) -> Relation:
+        if not isinstance(claim, str):
+            return claim
+        from .parse import parse_relation
+        return parse_relation(claim, symbol=self._symbol_for)
+
+    def _symbol_for(self, name: str):
+        info = self.store.symbols.get(name)
+        if info is None:
+            known = ", ".join(sorted(i.name for i in self.store.input_symbols())) or "none"
+            raise BadInput(f"unknown dim name {name!r} (input dims: {known})")
+        return info.symbol
+
+    def static_value(self, dim) -> int | None:
+        e = dim.expr if isinstance(dim, Dim) else dim
+        return self.store.static_value(e)
+
+    def evaluate(self, bindings: dict) -> dict:
+        """Concrete shapes for concrete input dims: {value name: tuple or None}."""
+        env = dict(bindings)
+        out = {}
+        for name in self._by_name:
+            s = self.shape(name)
+            if s is None:
+                out[name] = None
+                continue
+            dims = []
+            for d in s:
+                v = E.evaluate(d.expr, env) if d.exactness is Exactness.EXACT else None
+                dims.append(v)
+            out[name] = tuple(dims)
+        return out
+
+    def sources(self, dim) -> set:
+        """The (graph input, axis) pairs a dim derives from."""
+        e = dim.expr if isinstance(dim, Dim) else self.store.canon(dim)
+        syms = E.free_symbols(e)
+        out = set()
+        for (inp, axis), s in self.engine.input_dims.items():
+            cs = E.free_symbols(self.store.canon(s))
+            if cs and cs <= syms:
+                out.add((inp, axis))
+        return out
+
+    # ------------------------------------------------------------ reports
+    @property
+    def constraints(self) -> list:
+        return list(self.store.constraints)
+
+    @property
+    def conflicts(self) -> list[Conflict]:
+        return list(self.store.conflicts) + list(self.engine.annotation_conflicts)
+
+    @property
+    def specializations(self) -> list[Specialization]:
+        if self._specs is None:
+            self._specs = _specializations(self.store)
+        return self._specs
+
+    @property
+    def diagnostics(self) -> list:
+        from .engine import Diagnostic
+        out = []
+        for c in self.conflicts:
+            out.append(Diagnostic("conflict", c.explain(), ", ".join(c.nodes), "", "error"))
+        for s in self.specializations:
+            out.append(Diagnostic("specialization", f"the model forces {s}", ", ".join(s.nodes), "", "warning"))
+        for text in self.assumptions:
+            out.append(Diagnostic("assumption", f"assumed: {text}", severity="info"))
+        for d in self.store.domain.describe():
+            nodes = self.engine.assumptions_used.get(d.split("(")[-1].rstrip(")"), [])
+            extra = f"; relied on by {len(nodes)} node(s), e.g. '{nodes[0]}'" if nodes else "; not relied on"
+            out.append(Diagnostic("assumption", f"domain assumption: {d}{extra}", severity="info"))
+        if self.consistent is None:
+            out.append(Diagnostic("undecided", "Z3 could not decide consistency within its budget; "
+                                  "some dims may stay symbolic", severity="warning"))
+        out.extend(self.engine.diagnostics)
+        return out
+
+    def to_smtlib(self) -> str:
+        return self.store.to_smtlib()
+
+    def to_json(self) -> dict:
+        vals = {}
+        for name in self._by_name:
+            s = self.shape(name)
+            dt = self.dtype(name)
+            vals[name] = {"dtype": dt.name if dt is not None and hasattr(dt, "name") else None,
+                          "shape": None if s is None else [d.to_json() for d in s]}
+        return {
+            "consistent": not self.conflicts,
+            "values": vals,
+            "inputs": {i.name: str(i.origin.message) for i in self.store.input_symbols()},
+            "data_symbols": {i.name: {"origin": str(i.origin),
+                                      "upper": None if i.upper is None else show(self.store.canon(i.upper))}
+                             for i in self.store.symbols.values() if i.kind == "data"},
+            "conflicts": [c.explain() for c in self.conflicts],
+            "specializations": [{"symbol": s.symbol, "relation": s.relation, "nodes": s.nodes}
+                                for s in self.specializations],
+            "diagnostics": [str(d) for d in self.diagnostics],
+            "constraints": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
+                             "op_type": c.provenance.op_type, "rule": c.provenance.rule,
+                             "message": c.provenance.message, "status": c.status}
+                            for c in self.store.constraints if c.status != "trivial"],
+        }
+
+    def save(self, path, overwrite_input: bool = False):
+        """Write the model with inferred shapes as value_info (atomically).
+
+        EXACT symbolic dims become ``dim_param`` expressions in smtshape's
+        expression language (``smtshape.parse.parse_expr`` reads them back);
+        UPPER_BOUND and UNKNOWN dims are left without value or name.
+        """
+        path = os.fspath(path)
+        src = getattr(self, "source_path", None)
+        if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
+            raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
+        proto = ir.serde.serialize_model(self.model)
+        g = proto.graph
+        graph_io = {v.name for v in g.input} | {v.name for v in g.output}
+        del g.value_info[:]
+        for name in self._by_name:
+            if name in {i.name for i in g.initializer}:
+                continue
+            vi = self._value_info(name)
+            if vi is None:
+                continue
+            if name in graph_io:
+                continue
+            g.value_info.append(vi)
+        for o in g.output:
+            vi = self._value_info(o.name)
+            if vi is not None and vi.type.tensor_type.HasField("shape"):
+                o.type.tensor_type.shape.CopyFrom(vi.type.tensor_type.shape)
+        d = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".onnx", dir=d)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(proto.SerializeToString())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def _value_info(self, name):
+        s = self.shape(name)
+        dt = self.dtype(name)
+        if dt is None:
+            return None
+        vi = onnx.ValueInfoProto()
+        vi.name = name
+        tt = vi.type.tensor_type
+        tt.elem_type = int(dt)
+        if s is None:
+            return vi
+        tt.shape.SetInParent()
+        for d in s:
+            dim = tt.shape.dim.add()
+            if d.exactness is Exactness.EXACT:
+                if isinstance(d.expr, int):
+                    dim.dim_value = d.expr
+                else:
+                    dim.dim_param = show(d.expr)
+        return vi
+
+    def table(self) -> str:
+        """A readable table of every value and its shape."""
+        rows = []
+        for name in self._by_name:
+            s = self.shape(name)
+            txt = "?" if s is None else "(" + ", ".join(str(d) for d in s) + ")"
+            rows.append((name, txt))
+        w = max((len(r[0]) for r in rows), default=4)
+        return "\n".join(f"{n.ljust(w)}  {t}" for n, t in rows)
+
+
+def _specializations(store) -> list[Specialization]:
+    out = []
+    for info in store.input_symbols():
+        s = info.symbol
+        if s in store.subst:
+            ids = store.reasons.get(s, frozenset())
+            cs = [store.constraints[i] for i in sorted(ids)]
+            if not cs or all(c.kind == "assumption" for c in cs):
+                continue
+            val = store.subst[s]
+            nodes = _nodes(cs)
+            out.append(Specialization(s.name, f"{s.name} == {show(val)}",
+                                      val if isinstance(val, int) else None, nodes, cs))
+            continue
+        # bounds implied by residual constraints that mention s
+        cone = [c for c in store.constraints
+                if c.status == "residual" and c.kind != "assumption" and s in store.canon_rel(c.relation).symbols()]
+        if not cone:
+            continue
+        consts = set()
+        for c in cone:
+            for a in sympy.preorder_traversal(_as_sympy(store.canon_rel(c.relation))):
+                if isinstance(a, sympy.Integer) and int(a) > 1:
+                    consts.add(int(a))
+        for k in sorted(consts):
+            if store.decide(le(s, k)) is Verdict.PROVEN:
+                if _assumptions_alone_imply(store, le(s, k)):
+                    break
+                out.append(Specialization(s.name, f"{s.name} <= {k}", None, _nodes(cone), cone))
+                break
+    return out
+
+
+def _assumptions_alone_imply(store, rel) -> bool:
+    """Is ``rel`` already implied by the user's own assumptions (then it is no finding)?"""
+    import z3
+    from .z3bridge import Untranslatable, Z3Terms
+    terms = Z3Terms()
+    s = z3.Solver()
+    s.set("rlimit", store.rlimit)
+    syms = set(rel.symbols())
+    for c in store.constraints:
+        if c.kind == "assumption" and c.status != "conflict":
+            try:
+                s.add(terms.formula(c.relation))
+            except Untranslatable:
+                continue
+            syms |= c.relation.symbols()
+    for x in syms:
+        s.add(terms.var(x.name) >= 0)
+    try:
+        return s.check(z3.Not(terms.formula(rel))) == z3.unsat
+    except Untranslatable:
+        return False
+
+
+def _nodes(cs) -> list:
+    out = []
+    for c in cs:
+        if c.provenance.node and c.provenance.node not in out:
+            out.append(c.provenance.node)
+    return out
+
+
+def _as_sympy(rel):
+    from .constraints import And, Not, Or, Rel
+    if isinstance(rel, Rel):
+        return sympy.Tuple(E.to_sympy(rel.lhs), E.to_sympy(rel.rhs))
+    if isinstance(rel, (Or, And)):
+        return sympy.Tuple(*(_as_sympy(a) for a in rel.args))
+    if isinstance(rel, Not):
+        return _as_sympy(rel.arg)
+    return sympy.Tuple()
