@@ -32,7 +32,9 @@ class Diagnostic:
     severity: str = "info"   # info | warning | error
 
     def __str__(self) -> str:
-        where = f"{self.op_type} node '{self.node}': " if self.node else ""
+        where = ""
+        if self.node:
+            where = f"{self.op_type} node '{self.node}': " if self.op_type else f"node '{self.node}': "
         return f"[{self.severity}] {self.kind}: {where}{self.message}"
 
 

@@ -108,11 +108,17 @@ class Result:
     def _upgrade(self, c):
         """Resolve Bcast / Min / Max atoms that the constraints decide."""
         st = self.store
-        atoms = [a for a in sympy.preorder_traversal(c) if isinstance(a, (E.Bcast, sympy.Min, sympy.Max))]
+        atoms = [a for a in sympy.preorder_traversal(c)
+                 if isinstance(a, (E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise))]
         if not atoms:
             return c
         repl = {}
         for a in atoms:
+            if isinstance(a, sympy.Piecewise):
+                pick = _decide_piecewise(st, a)
+                if pick is not None:
+                    repl[a] = pick
+                continue
             if isinstance(a, E.Bcast):
                 x, y = a.args
                 if st.decide(eq(E.norm(x), E.norm(y))) is Verdict.PROVEN or \
@@ -401,6 +407,26 @@ def _assumptions_alone_imply(store, rel) -> bool:
         return s.check(z3.Not(terms.formula(rel))) == z3.unsat
     except Untranslatable:
         return False
+
+
+_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
+
+
+def _decide_piecewise(st, pw):
+    """The branch of a Piecewise the constraints select, or None when undecided."""
+    from .constraints import Rel
+    for val, cond in pw.args:
+        if cond is sympy.true or cond == True:  # noqa: E712
+            return val
+        op = next((o for k, o in _SYMPY_REL.items() if isinstance(cond, k)), None)
+        if op is None:
+            return None
+        v = st.decide(Rel(op, E.norm(cond.lhs), E.norm(cond.rhs)))
+        if v is Verdict.PROVEN:
+            return val
+        if v is not Verdict.REFUTED:
+            return None
+    return None
 
 
 def _nodes(cs) -> list:

@@ -136,6 +136,31 @@ class Store:
     def input_symbols(self) -> list[SymbolInfo]:
         return [i for i in self.symbols.values() if i.kind == "input"]
 
+    def fork(self) -> "Store":
+        """A private copy: same facts, its own Z3 (rebuilt lazily); changes stay local.
+
+        Used for subgraphs that may not run (an If branch whose condition is
+        unknown): their constraints must not leak into the main store."""
+        import copy
+        new = copy.copy(self)
+        new.symbols = dict(self.symbols)
+        new.constraints = [copy.copy(c) for c in self.constraints]
+        new.conflicts = list(self.conflicts)
+        new.subst = dict(self.subst)
+        new.reasons = dict(self.reasons)
+        new._canon = {}
+        new._names = dict(self._names)
+        new._terms = None
+        new._solver = None
+        new._fed_syms = set()
+        new._fed_elims = set()
+        new._pending = [c for c in new.constraints if c.status == "residual"]
+        new._pending_elims = list(new.subst)
+        new._fed = []
+        new._epoch = self._epoch + 1
+        new._cache = {}
+        return new
+
     # ------------------------------------------------------------ canonical forms
     def canon(self, e):
         if isinstance(e, int) or not self.subst:
@@ -254,6 +279,8 @@ class Store:
 
     def _domain_of(self, s):
         v = self._terms.var(s.name)
+        if s.is_nonnegative is not True:      # element-value symbols may be negative
+            return z3.BoolVal(True)
         info = self.info(s)
         if info is not None and info.kind == "input" and self.domain.inputs_positive:
             return v >= 1
@@ -369,6 +396,8 @@ class Store:
         for s in syms:
             v = terms.var(s.name)
             info = self.info(s)
+            if s.is_nonnegative is not True:
+                continue
             tracked.add(v >= 1 if (info and info.kind == "input" and self.domain.inputs_positive) else v >= 0)
         if tracked.check() != z3.unsat:
             return False
@@ -452,11 +481,23 @@ class Store:
         self._cache[key] = (out, self._epoch)
         return out
 
-    def has_residual_on(self, syms) -> bool:
+    def residual_symbols(self) -> frozenset:
+        """Symbols (canonical) that some residual constraint mentions; cached per epoch."""
+        hit = self._cache.get("residual_symbols")
+        if hit is not None and hit[1] == self._epoch:
+            return hit[0]
+        out: set = set()
         for c in self.constraints:
-            if c.status == "residual" and (c.relation.symbols() & syms):
-                return True
-        return False
+            if c.status == "residual":
+                out |= self.canon_rel(c.relation).symbols()
+        for s, v in self.subst.items():
+            out |= E.free_symbols(v) if not isinstance(v, int) else set()
+        res = frozenset(out)
+        self._cache["residual_symbols"] = (res, self._epoch)
+        return res
+
+    def has_residual_on(self, syms) -> bool:
+        return bool(self.residual_symbols() & syms)
 
     # ------------------------------------------------------------ export
     def to_smtlib(self) -> str:

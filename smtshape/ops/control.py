@@ -1,1 +1,289 @@
-"""(rules being written)"""
+"""Control flow: If and Loop (subgraphs).
+
+A subgraph reads outer values by reference: the engine's value table already
+holds them, so walking a subgraph is running its nodes in topological order
+and reading its outputs back.
+
+Soundness of constraints emitted inside a subgraph: they hold only when that
+subgraph actually runs.  A branch whose condition is known, or a Loop body that
+certainly runs at least once, is walked in the main store.  Otherwise it is
+walked in a *scratch* copy of the store, so that its constraints do not leak
+into the model-wide constraint set; what comes back from it is compared and
+kept only where that is sound (see ``_if_merge`` and ``_loop``).
+"""
+from __future__ import annotations
+
+
+import onnx_ir as ir
+import sympy
+
+from .. import expr as E
+from ..constraints import eq, ge
+from ..context import TensorInfo
+from ..engine import const_info, topo_order
+from ..errors import BadInput
+from ..registry import register
+from ..store import Verdict
+
+INT64 = ir.DataType.INT64
+BOOL = ir.DataType.BOOL
+
+
+# ---------------------------------------------------------------- helpers
+def _scratch(st):
+    """A private copy of the store (see Store.fork)."""
+    return st.fork()
+
+
+def _reserve_names(ctx, scratch):
+    """Declare symbols a scratch store made in the main store (no facts), so names never
+    collide and inner values stay readable (their dims are UNKNOWN in the main store)."""
+    st = ctx.store
+    for name, info in scratch.symbols.items():
+        if name not in st.symbols:
+            st.declare(name, "data", info.origin, generated=True)
+    for base, k in scratch._names.items():
+        st._names[base] = max(st._names.get(base, 0), k)
+
+
+def _walk(ctx, graph, store):
+    """Run every node of ``graph`` with ``store`` as the engine's store."""
+    eng = ctx.engine
+    saved = eng.store
+    eng.store = store
+    try:
+        for v in graph.initializers.values():
+            eng.values[v] = const_info(v.const_value, v.dtype)
+        try:
+            order = topo_order(graph)
+        except BadInput as e:
+            ctx.fail(f"subgraph '{graph.name}': {e}")
+        for n in order:
+            eng.run_node(n)
+    finally:
+        eng.store = saved
+
+
+def _out_info(ctx, v) -> TensorInfo:
+    t = ctx.engine.values.get(v)
+    return t if t is not None else TensorInfo(None, getattr(v, "dtype", None))
+
+
+def _graph_attr(ctx, name):
+    a = ctx.node.attributes.get(name)
+    if a is None or a.type != ir.AttributeType.GRAPH:
+        ctx.fail(f"required graph attribute '{name}' is missing")
+    return a.value
+
+
+def _known_bool(ctx, i):
+    v = ctx.value(i)
+    if v is None or len(v) != 1 or v[0] is None:
+        return None
+    x = v[0]
+    if isinstance(x, (bool, int)):
+        return bool(x)
+    if x is sympy.true or x is sympy.false:
+        return bool(x)
+    if isinstance(x, sympy.Integer):
+        return bool(int(x))
+    return None
+
+
+def _foreign(ctx, e, known: set) -> bool:
+    """Does ``e`` mention a symbol the main store did not have before the subgraph ran?"""
+    return any(s.name not in known for s in E.free_symbols(e))
+
+
+# ---------------------------------------------------------------- If
+@register("", "If", since_version=1)
+def if_rule(ctx):
+    ctx.check_inputs(1, 1)
+    gt_, ge_ = _graph_attr(ctx, "then_branch"), _graph_attr(ctx, "else_branch")
+    for g, what in ((gt_, "then_branch"), (ge_, "else_branch")):
+        if len(g.outputs) != ctx.num_outputs:
+            ctx.fail(f"{what} has {len(g.outputs)} outputs, the If node {ctx.num_outputs}")
+    cs = ctx.shape(0)
+    if cs is not None:
+        ctx.equal(E.prod(cs), 1, "if.cond", f"the condition must hold exactly one element, has {E.prod(cs)}")
+    cond = _known_bool(ctx, 0)
+    if cond is not None:
+        g = gt_ if cond else ge_
+        _walk(ctx, g, ctx.store)
+        for i, v in enumerate(g.outputs):
+            t = _out_info(ctx, v)
+            ctx.set_output(i, t.shape, t.dtype, t.value, t.const)
+        return
+    known = set(ctx.store.symbols)
+    branches = []
+    for g in (gt_, ge_):
+        sc = _scratch(ctx.store)
+        _walk(ctx, g, sc)
+        _reserve_names(ctx, sc)
+        branches.append([_out_info(ctx, v) for v in g.outputs])
+    for i, (ta, tb) in enumerate(zip(*branches)):
+        ctx.set_output(i, _if_merge(ctx, i, ta.shape, tb.shape, known), ta.dtype or tb.dtype)
+
+
+def _if_merge(ctx, i, sa, sb, known):
+    """The output is one of the two branch outputs at run time."""
+    if sa is None or sb is None or len(sa) != len(sb):
+        return None
+    out = []
+    for k, (a, b) in enumerate(zip(sa, sb)):
+        a, b = ctx.store.canon(a), ctx.store.canon(b)
+        fa, fb = _foreign(ctx, a, known), _foreign(ctx, b, known)
+        if not fa and not fb and (a == b or ctx.decide(eq(a, b)) is Verdict.PROVEN):
+            out.append(a)
+            continue
+        upper = None if (fa or fb) else E.smax(a, b)
+        out.append(ctx.data_symbol(f"if_out{i}_d{k}", upper,
+                                   f"axis {k} of output {i} is one of the branch sizes, chosen at run time"))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- Loop
+@register("", "Loop", since_version=1)
+def loop_rule(ctx):
+    body = _graph_attr(ctx, "body")
+    n_carried = ctx.num_inputs - 2
+    if n_carried < 0:
+        ctx.fail(f"needs at least 2 inputs (M, cond), has {ctx.num_inputs}")
+    if len(body.inputs) != n_carried + 2:
+        ctx.fail(f"body has {len(body.inputs)} inputs, expected 2 + {n_carried} loop-carried values")
+    n_scan = len(body.outputs) - 1 - n_carried
+    if n_scan < 0:
+        ctx.fail(f"body has {len(body.outputs)} outputs, expected at least 1 + {n_carried}")
+    if ctx.num_outputs > n_carried + n_scan:
+        ctx.fail(f"has {ctx.num_outputs} outputs, the body gives {n_carried} carried + {n_scan} scan outputs")
+
+    m = _trip_limit(ctx)
+    cond0 = _known_bool(ctx, 1) if ctx.has_input(1) else True
+    runs = cond0 is True and (not ctx.has_input(0) or (m is not None and ctx.proven(ge(m, 1))))
+
+    init = [ctx.input(2 + j) if ctx.has_input(2 + j) else TensorInfo() for j in range(n_carried)]
+    init_shapes = [None if t.shape is None else tuple(ctx.store.canon(d) for d in t.shape) for t in init]
+    known = set(ctx.store.symbols)
+
+    # first pass with the initial shapes; then generalize the dims that vary until stable
+    varying: list[set | None] = [set() for _ in range(n_carried)]   # None: rank varies
+    store = ctx.store if runs else _scratch(ctx.store)
+    shapes_in = init_shapes
+    for attempt in range(6):
+        _set_body_inputs(ctx, body, init, shapes_in)
+        _walk(ctx, body, store)
+        if store is not ctx.store:
+            _reserve_names(ctx, store)
+        outs = [_out_info(ctx, v) for v in body.outputs]
+        changed = _update_varying(ctx, store, varying, shapes_in, outs[1:1 + n_carried])
+        if not changed:
+            break
+        store = _scratch(ctx.store)
+        shapes_in = [_generic(store, ctx, s, var, j) for j, (s, var) in enumerate(zip(init_shapes, varying))]
+    else:
+        return  # did not stabilize: outputs stay unknown (engine default)
+    for j in range(n_carried):
+        s, var = init_shapes[j], varying[j]
+        if s is None or var is None:
+            ctx.set_output(j, None, init[j].dtype)
+            continue
+        out = [ctx.unknown_dim(f"loop_carried{j}_d{k}") if k in var else d for k, d in enumerate(s)]
+        ctx.set_output(j, out, init[j].dtype)
+
+    trip = _trip_count(ctx, body, outs, m, cond0)
+    for q in range(n_scan):
+        t = outs[1 + n_carried + q]
+        if t.shape is None:
+            ctx.set_output(n_carried + q, None, t.dtype)
+            continue
+        dims = []
+        for k, d in enumerate(t.shape):
+            d = ctx.store.canon(d)
+            if _foreign(ctx, d, known):
+                d = ctx.unknown_dim(f"loop_scan{q}_d{k}")
+            dims.append(d)
+        ctx.set_output(n_carried + q, _scan_shape(ctx, trip, dims, body.outputs[1 + n_carried + q], q), t.dtype)
+
+
+def _scan_shape(ctx, trip, dims, body_out, q):
+    """Scan output shape.  After zero iterations onnxruntime has no iteration to take the
+    per-iteration shape from: it uses the body output's declared / statically inferred shape,
+    else ``(0,)``.  So the per-iteration dims are kept only when at least one iteration is
+    proven, or where the declared shape agrees with them; otherwise the rank is unknown."""
+    if ctx.proven(ge(trip, 1)):
+        return (trip,) + tuple(dims)
+    declared = body_out.shape
+    if declared is None or len(declared) != len(dims):
+        return None
+    out = [trip]
+    for k, (d, dd) in enumerate(zip(dims, declared)):
+        out.append(d if isinstance(dd, int) and d == dd else ctx.unknown_dim(f"loop_scan{q}_d{k}"))
+    return tuple(out)
+
+
+def _trip_limit(ctx):
+    """Max iterations from M (int or expression, clamped at 0), None when unknown / absent."""
+    if not ctx.has_input(0):
+        return None
+    v = ctx.value(0)
+    if v is None or len(v) != 1 or v[0] is None or isinstance(v[0], sympy.logic.boolalg.Boolean):
+        return None
+    x = E.norm(v[0]) if not isinstance(v[0], bool) else int(v[0])
+    if isinstance(x, int):
+        return max(x, 0)
+    return x if ctx.proven(ge(x, 0)) else E.smax(x, 0)
+
+
+def _set_body_inputs(ctx, body, init, shapes):
+    eng = ctx.engine
+    eng.values[body.inputs[0]] = TensorInfo((), INT64)
+    # the body runs only while the condition is true, so its cond input is always true
+    eng.values[body.inputs[1]] = TensorInfo((), BOOL, (True,))
+    for j, (t, s) in enumerate(zip(init, shapes)):
+        # only the shape and dtype carry over: values change from one iteration to the next
+        eng.values[body.inputs[2 + j]] = TensorInfo(s, t.dtype)
+
+
+def _update_varying(ctx, store, varying, shapes_in, outs) -> bool:
+    """Mark carried dims whose body output is not proven equal to the input; True if any new."""
+    changed = False
+    for j, (s, t) in enumerate(zip(shapes_in, outs)):
+        if varying[j] is None:
+            continue
+        if s is None or t.shape is None or len(s) != len(t.shape):
+            if s is not None:
+                varying[j] = None
+                changed = True
+            continue
+        for k, (a, b) in enumerate(zip(s, t.shape)):
+            if k in varying[j]:
+                continue
+            if not (a == b or store.decide(eq(a, b)) is Verdict.PROVEN):
+                varying[j].add(k)
+                changed = True
+    return changed
+
+
+def _generic(store, ctx, s, var, j):
+    """Carried shape for a generic iteration: varying dims become fresh symbols (scratch store only)."""
+    if s is None or var is None:
+        return None
+    prov = ctx.provenance("loop.data", f"axis of loop-carried value {j} in some iteration")
+    return tuple(store.new_data(f"loop_iter{j}_d{k}", prov) if k in var else d for k, d in enumerate(s))
+
+
+def _trip_count(ctx, body, outs, m, cond0):
+    """Number of iterations actually run: M when the body never stops early, else a data symbol <= M."""
+    if cond0 is False:
+        return 0
+    cond_out = body.outputs[0]
+    v = outs[0].value
+    never_stops = cond_out is body.inputs[1] or (v is not None and len(v) == 1 and v[0] is not None
+                                                 and not isinstance(v[0], sympy.Basic) and bool(v[0]))
+    if m is not None and never_stops and cond0 is True:
+        return m
+    bound = m
+    if bound is not None and any(ctx.store.info(s) is None or ctx.store.info(s).kind != "input"
+                                 for s in E.free_symbols(bound)):
+        bound = None
+    return ctx.data_symbol("trip", bound, "number of Loop iterations, known only at run time")

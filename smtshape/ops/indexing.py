@@ -1,1 +1,387 @@
-"""(rules being written)"""
+"""Indexing ops: GatherElements, GatherND, ScatterND, ScatterElements, Scatter,
+OneHot, Compress, NonZero, TopK, Unique, NonMaxSuppression.
+
+Data-dependent output sizes (NonZero counts, Compress / Unique lengths, a
+runtime TopK k, NonMaxSuppression selections) are data symbols with the
+tightest upper bound the semantics give; the result reports them as
+UPPER_BOUND unless the store proves them equal to an input expression.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+import sympy
+
+from .. import expr as E
+from ..constraints import any_of, eq, ge, le
+from ..printing import show
+from ..registry import register
+from .common import norm_axis, numel
+
+INT64 = ir.DataType.INT64
+
+
+def _int(v):
+    """A plain int for a known element (int / bool / numpy scalar / integer sympy), else None."""
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, sympy.Integer):
+        return int(v)
+    return None
+
+
+def _scalar_input(ctx, i):
+    """The single element of input ``i`` (int or sympy int expression), or None when unknown.
+
+    Reads ``ctx.value`` first (Shape chains, int constants) and falls back to a
+    constant of any dtype (float depth for OneHot)."""
+    v = ctx.value(i)
+    if v is not None and len(v) == 1 and v[0] is not None and not isinstance(v[0], sympy.logic.boolalg.Boolean):
+        return _int(v[0]) if _int(v[0]) is not None else v[0]
+    c = ctx.const(i)
+    if c is not None and c.size == 1:
+        x = c.reshape(-1)[0]
+        try:
+            if np.issubdtype(c.dtype, np.floating):
+                if not np.isfinite(x):
+                    return None
+            return int(x)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return None
+
+
+def _same_rank(ctx, i, j, rule, what_i, what_j):
+    ri, rj = ctx.rank(i), ctx.rank(j)
+    if ri is not None and rj is not None and ri != rj:
+        ctx.require(eq(ri, rj), rule, f"{what_i} rank {ri} must equal {what_j} rank {rj}")
+        return False
+    return True
+
+
+# ---------------------------------------------------------------- GatherElements
+@register("", "GatherElements", since_version=11)
+def gather_elements(ctx):
+    ctx.check_inputs(2, 2)
+    ds, ids = ctx.shape(0), ctx.shape(1)
+    r = len(ds) if ds is not None else (len(ids) if ids is not None else None)
+    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
+    _same_rank(ctx, 0, 1, "gatherelements.rank", "data", "indices")
+    if ds is not None and ids is not None and len(ds) == len(ids):
+        for k, (d, i) in enumerate(zip(ds, ids)):
+            if k == axis:
+                continue
+            ctx.require(le(i, d), "gatherelements.dims",
+                        f"indices axis {k} ({show(i)}) must not exceed data axis {k} ({show(d)})")
+    ctx.set_output(0, ids, ctx.dtype(0))
+
+
+# ---------------------------------------------------------------- GatherND
+def _gather_nd(ctx, batch_dims: int):
+    ctx.check_inputs(2, 2)
+    ds, ids = ctx.shape(0), ctx.shape(1)
+    b = int(batch_dims)
+    if b < 0:
+        ctx.fail(f"batch_dims {b} must be non-negative")
+    if ds is not None and len(ds) < 1 or ids is not None and len(ids) < 1:
+        ctx.fail("data and indices must have rank >= 1")
+    for s, what in ((ds, "data"), (ids, "indices")):
+        if s is not None and b >= len(s):
+            ctx.fail(f"batch_dims {b} must be smaller than the {what} rank {len(s)}")
+    if ds is not None and ids is not None:
+        for k in range(b):
+            ctx.equal(ds[k], ids[k], "gathernd.batch_dims",
+                      f"batch axis {k}: data ({show(ds[k])}) and indices ({show(ids[k])}) must be equal")
+    if ds is None or ids is None:
+        return ctx.set_output(0, None, ctx.dtype(0))
+    m = ctx.store.canon(ids[-1])
+    if not isinstance(m, int):
+        m = ctx.store.static_value(m)
+    if m is None:
+        return ctx.set_output(0, None, ctx.dtype(0))
+    if m < 1 or b + m > len(ds):
+        ctx.fail(f"indices last dim {m} must be in [1, data rank {len(ds)} - batch_dims {b}]")
+    ctx.set_output(0, tuple(ids[:-1]) + tuple(ds[b + m:]), ctx.dtype(0))
+
+
+@register("", "GatherND", since_version=11)
+def gather_nd_11(ctx):
+    _gather_nd(ctx, 0)
+
+
+@register("", "GatherND", since_version=12)
+def gather_nd_12(ctx):
+    _gather_nd(ctx, ctx.attr("batch_dims", 0))
+
+
+# ---------------------------------------------------------------- Scatter family
+@register("", "ScatterND", since_version=11)
+def scatter_nd(ctx):
+    ctx.check_inputs(3, 3)
+    ds, ids, us = ctx.shape(0), ctx.shape(1), ctx.shape(2)
+    red = ctx.attr("reduction", "none")
+    if isinstance(red, bytes):
+        red = red.decode()
+    if red not in ("none", "add", "mul", "max", "min"):
+        ctx.fail(f"unknown reduction {red!r}")
+    if ids is not None and len(ids) < 1:
+        ctx.fail("indices must have rank >= 1")
+    if ds is not None and ids is not None:
+        m = ctx.store.canon(ids[-1])
+        if not isinstance(m, int):
+            ctx.require(le(m, len(ds)), "scatternd.index_depth",
+                        f"indices last dim {show(m)} must not exceed data rank {len(ds)}")
+        else:
+            ctx.require(le(m, len(ds)), "scatternd.index_depth",
+                        f"indices last dim {m} must not exceed data rank {len(ds)}")
+            if m <= len(ds) and us is not None:
+                want = tuple(ids[:-1]) + tuple(ds[m:])
+                if len(us) != len(want):
+                    ctx.require(eq(len(us), len(want)), "scatternd.updates_rank",
+                                f"updates rank {len(us)} must be indices rank - 1 + data rank - {m} = {len(want)}")
+                else:
+                    for k, (u, w) in enumerate(zip(us, want)):
+                        ctx.equal(u, w, "scatternd.updates_shape",
+                                  f"updates axis {k} ({show(u)}) must equal {show(w)} "
+                                  f"(indices.shape[:-1] + data.shape[{m}:])")
+    ctx.set_output(0, ds, ctx.dtype(0))
+
+
+def _scatter_elements(ctx):
+    ctx.check_inputs(3, 3)
+    ds, ids, us = ctx.shape(0), ctx.shape(1), ctx.shape(2)
+    r = next((len(s) for s in (ds, ids, us) if s is not None), None)
+    axis = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
+    red = ctx.attr("reduction", "none")
+    if isinstance(red, bytes):
+        red = red.decode()
+    if red not in ("none", "add", "mul", "max", "min"):
+        ctx.fail(f"unknown reduction {red!r}")
+    ok = _same_rank(ctx, 0, 1, f"{ctx.op_type.lower()}.rank", "data", "indices")
+    ok = _same_rank(ctx, 1, 2, f"{ctx.op_type.lower()}.rank", "indices", "updates") and ok
+    rid = ctx.op_type.lower()
+    if ok and ids is not None and us is not None:
+        for k, (i, u) in enumerate(zip(ids, us)):
+            ctx.equal(i, u, f"{rid}.updates_shape",
+                      f"indices axis {k} ({show(i)}) and updates axis {k} ({show(u)}) must be equal")
+    if ok and ds is not None and ids is not None:
+        for k, (d, i) in enumerate(zip(ds, ids)):
+            if k != axis:
+                ctx.require(le(i, d), f"{rid}.dims",
+                            f"indices axis {k} ({show(i)}) must not exceed data axis {k} ({show(d)})")
+    ctx.set_output(0, ds, ctx.dtype(0))
+
+
+register("", "ScatterElements", since_version=11)(_scatter_elements)
+register("", "Scatter", since_version=9)(_scatter_elements)
+
+
+# ---------------------------------------------------------------- OneHot
+@register("", "OneHot", since_version=9)
+def one_hot(ctx):
+    ctx.check_inputs(3, 3)
+    ids = ctx.shape(0)
+    vs = ctx.shape(2)
+    if vs is not None:
+        ctx.equal(numel(vs), 2, "onehot.values", f"values must hold 2 elements (off, on), has {show(numel(vs))}")
+    ds = ctx.shape(1)
+    if ds is not None:
+        ctx.equal(numel(ds), 1, "onehot.depth", f"depth must hold exactly 1 element, has {show(numel(ds))}")
+    if ids is not None and len(ids) < 1:
+        ctx.fail("indices must have rank >= 1")
+    r = None if ids is None else len(ids) + 1
+    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+    depth = _scalar_input(ctx, 1)
+    if depth is None:
+        depth = ctx.data_symbol("depth", None, "OneHot depth is known only at run time")
+    else:
+        if isinstance(depth, int) and depth < 1:
+            ctx.fail(f"depth {depth} must be positive")
+        if not isinstance(depth, int):
+            ctx.require(ge(depth, 1), "onehot.depth_positive", f"depth {show(depth)} must be positive")
+    if ids is None:
+        return ctx.set_output(0, None, ctx.dtype(2))
+    out = list(ids)
+    out.insert(axis, depth)
+    ctx.set_output(0, out, ctx.dtype(2))
+
+
+# ---------------------------------------------------------------- Compress
+@register("", "Compress", since_version=9)
+def compress(ctx):
+    ctx.check_inputs(2, 2)
+    xs, cs = ctx.shape(0), ctx.shape(1)
+    if cs is not None and len(cs) != 1:
+        ctx.fail(f"condition must be 1-D, has rank {len(cs)}")
+    axis = ctx.attr("axis")
+    if axis is not None:
+        axis = norm_axis(ctx, int(axis), None if xs is None else len(xs))
+    if xs is None:
+        return ctx.set_output(0, None, ctx.dtype(0))
+    dim = numel(xs) if axis is None else xs[axis]
+    n = _count_true(ctx, dim)
+    if n is None:
+        upper = dim if cs is None else E.smin(cs[0], dim)
+        n = ctx.data_symbol("compress_n", upper,
+                            f"number of true condition entries within {show(dim)}, known only at run time")
+    out = (n,) if axis is None else tuple(xs[:axis]) + (n,) + tuple(xs[axis + 1:])
+    ctx.set_output(0, out, ctx.dtype(0))
+
+
+def _count_true(ctx, dim):
+    """Exact count of selected slices when the condition is known."""
+    v = ctx.value(1)
+    if v is None or any(_int(x) is None for x in v):
+        return None
+    flags = [bool(_int(x)) for x in v]
+    if isinstance(dim, int):
+        return sum(flags[:dim])
+    if ctx.proven(le(len(flags), dim)):
+        return sum(flags)
+    return None
+
+
+# ---------------------------------------------------------------- NonZero
+@register("", "NonZero", since_version=9)
+def nonzero(ctx):
+    ctx.check_inputs(1, 1)
+    xs = ctx.shape(0)
+    # onnxruntime treats a scalar as a 1-element vector: output [1, n] (ONNX's inference says [0, n])
+    rank = (max(len(xs), 1)) if xs is not None else ctx.unknown_dim("nonzero_rank")
+    arr = _known_array(ctx, 0, xs)
+    if arr is not None:
+        arr = arr.reshape(-1) if arr.ndim == 0 else arr
+        idx = np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1)
+        return ctx.set_output(0, idx.shape, INT64, value=tuple(int(x) for x in idx.reshape(-1)))
+    upper = numel(xs) if xs is not None else None
+    n = ctx.data_symbol("nonzero_n", upper, "number of non-zero elements, known only at run time")
+    ctx.set_output(0, (rank, n), INT64)
+
+
+def _known_array(ctx, i, shape):
+    """Input ``i`` as a numpy array when its shape is static and every element a known number."""
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    c = ctx.const(i)
+    if c is not None and tuple(c.shape) == tuple(shape):
+        return c
+    v = ctx.value(i)
+    if v is None or len(v) != int(np.prod(shape)) or any(_int(x) is None for x in v):
+        return None
+    return np.array([_int(x) for x in v], dtype=np.int64).reshape(shape)
+
+
+# ---------------------------------------------------------------- TopK
+def _topk(ctx, k):
+    xs = ctx.shape(0)
+    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), None if xs is None else len(xs))
+    if xs is None:
+        ctx.set_output(0, None, ctx.dtype(0))
+        ctx.set_output(1, None, INT64)
+        return
+    dim = xs[axis]
+    if k is None:
+        k = ctx.data_symbol("topk_k", dim, f"TopK k on axis {axis} is known only at run time (k <= {show(dim)})")
+    else:
+        if isinstance(k, int) and k < 0:
+            ctx.fail(f"k {k} must be non-negative")
+        if not isinstance(k, int):
+            ctx.require(ge(k, 0), "topk.k_nonneg", f"k ({show(k)}) must be non-negative")
+        ctx.require(le(k, dim), "topk.k", f"k ({show(k)}) must not exceed axis {axis} ({show(dim)})")
+    out = tuple(xs[:axis]) + (k,) + tuple(xs[axis + 1:])
+    ctx.set_output(0, out, ctx.dtype(0))
+    ctx.set_output(1, out, INT64)
+
+
+@register("", "TopK", since_version=1)
+def topk_1(ctx):
+    ctx.check_inputs(1, 1)
+    k = ctx.require_attr("k")
+    _topk(ctx, int(k))
+
+
+@register("", "TopK", since_version=10)
+def topk_10(ctx):
+    ctx.check_inputs(2, 2)
+    ks = ctx.shape(1)
+    if ks is not None:
+        if len(ks) != 1:
+            ctx.fail(f"K must be a 1-D tensor of one element, has rank {len(ks)}")
+        ctx.equal(ks[0], 1, "topk.k_shape", f"K must hold exactly one element, has {show(ks[0])}")
+    _topk(ctx, _scalar_input(ctx, 1))
+
+
+# ---------------------------------------------------------------- Unique
+@register("", "Unique", since_version=11)
+def unique(ctx):
+    ctx.check_inputs(1, 1)
+    xs = ctx.shape(0)
+    axis = ctx.attr("axis")
+    if axis is not None:
+        axis = norm_axis(ctx, int(axis), None if xs is None else len(xs))
+    if xs is None:
+        ctx.set_output(0, None, ctx.dtype(0))
+        n = ctx.unknown_dim("unique_u")
+        for i in (1, 3):
+            ctx.set_output(i, (n,), INT64)
+        ctx.set_output(2, (ctx.unknown_dim("unique_len"),), INT64)
+        return
+    dim = numel(xs) if axis is None else xs[axis]
+    u = _unique_count(ctx, xs, axis)
+    if u is None:
+        u = ctx.data_symbol("unique_u", dim, f"number of unique {'elements' if axis is None else 'slices'}, "
+                            "known only at run time")
+        ctx.require(any_of(eq(dim, 0), ge(u, 1)), "unique.nonempty",
+                    f"a non-empty input ({show(dim)} {'elements' if axis is None else f'slices on axis {axis}'}) "
+                    "has at least one unique entry")
+    y = (u,) if axis is None else tuple(xs[:axis]) + (u,) + tuple(xs[axis + 1:])
+    ctx.set_output(0, y, ctx.dtype(0))
+    ctx.set_output(1, (u,), INT64)
+    ctx.set_output(2, (dim,), INT64)
+    ctx.set_output(3, (u,), INT64)
+
+
+def _unique_count(ctx, xs, axis):
+    arr = _known_array(ctx, 0, xs)
+    if arr is None:
+        return None
+    if axis is None:
+        return int(np.unique(arr.reshape(-1)).size)
+    if arr.shape[axis] == 0:
+        return 0
+    return int(np.unique(arr, axis=axis).shape[axis])
+
+
+# ---------------------------------------------------------------- NonMaxSuppression
+@register("", "NonMaxSuppression", since_version=10)
+def non_max_suppression(ctx):
+    ctx.check_inputs(2, 5)
+    bs, ss = ctx.shape(0), ctx.shape(1)
+    for s, what in ((bs, "boxes"), (ss, "scores")):
+        if s is not None and len(s) != 3:
+            ctx.fail(f"{what} must have rank 3, has {len(s)}")
+    cpb = int(ctx.attr("center_point_box", 0))
+    if cpb not in (0, 1):
+        ctx.fail(f"center_point_box must be 0 or 1, is {cpb}")
+    if bs is not None:
+        ctx.equal(bs[2], 4, "nms.box_size", f"boxes axis 2 must be 4, is {show(bs[2])}")
+    if bs is not None and ss is not None:
+        ctx.equal(bs[0], ss[0], "nms.batches",
+                  f"boxes axis 0 ({show(bs[0])}) and scores axis 0 ({show(ss[0])}) must be equal (num_batches)")
+        ctx.equal(bs[1], ss[2], "nms.spatial",
+                  f"boxes axis 1 ({show(bs[1])}) and scores axis 2 ({show(ss[2])}) must be equal (spatial_dimension)")
+    if not ctx.has_input(2):
+        return ctx.set_output(0, (0, 3), INT64)   # max_output_boxes_per_class defaults to 0
+    if bs is None or ss is None:
+        n = ctx.data_symbol("nms_n", None, "number of selected boxes, known only at run time")
+        return ctx.set_output(0, (n, 3), INT64)
+    spatial = ctx.store.canon(bs[1])
+    mo = _scalar_input(ctx, 2)
+    per_class = E.smin(max(mo, 0), spatial) if isinstance(mo, int) else spatial
+    upper = E.prod([bs[0], ss[1], per_class])
+    if upper == 0:
+        return ctx.set_output(0, (0, 3), INT64)
+    n = ctx.data_symbol("nms_n", upper, "number of selected boxes, known only at run time")
+    ctx.set_output(0, (n, 3), INT64)

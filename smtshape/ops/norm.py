@@ -1,1 +1,187 @@
-"""(rules being written)"""
+"""Normalizations and other shape-preserving ops with an axis or channel:
+BatchNormalization, LayerNormalization, GroupNormalization, InstanceNormalization,
+LRN, MeanVarianceNormalization, Softmax / LogSoftmax / Hardmax, CumSum, Trilu.
+
+Each output 0 has X's shape; the rules emit the relations between X's channel
+(or normalized) dims and the parameter tensors.
+"""
+from __future__ import annotations
+
+import onnx_ir as ir
+
+from .. import expr as E
+from ..constraints import eq
+from ..printing import show
+from ..registry import register
+from .common import norm_axes, norm_axis
+from .elementwise import unidirectional
+
+
+def _channel(ctx, x, what="X"):
+    """C = X.shape[1] (None when the rank is unknown); fails when the rank is < 2."""
+    if x is None:
+        return None
+    if len(x) < 2:
+        ctx.fail(f"{what} must have rank >= 2 (N x C x ...), has rank {len(x)}")
+    return x[1]
+
+
+def _param_is(ctx, i, size, rule, what):
+    """Input ``i`` is 1-D of length ``size``."""
+    s = ctx.shape(i)
+    if s is None or size is None:
+        return
+    if len(s) != 1:
+        ctx.fail(f"{what} must be 1-D, has rank {len(s)}")
+    ctx.equal(s[0], size, rule, f"{what} length {show(s[0])} must equal the channel count {show(size)}")
+
+
+# ------------------------------------------------------------ BatchNormalization
+def batch_norm(ctx):
+    """Y has X's shape; scale, B, mean and var have length C = X.shape[1] (unless
+    ``spatial=0`` before opset 9); the training outputs have shape (C,)."""
+    ctx.check_inputs(5, 5)
+    x = ctx.shape(0)
+    spatial = int(ctx.attr("spatial", 1)) if (ctx.opset or 99) < 9 else 1
+    c = _channel(ctx, x)
+    if spatial:
+        for i, what in ((1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")):
+            _param_is(ctx, i, c, "batchnorm.channels", what)
+    ctx.set_output(0, x, ctx.dtype(0))
+    cshape = (c,) if spatial and c is not None else ctx.shape(3)
+    for k in range(1, 5):
+        if ctx.has_output(k):
+            ctx.set_output(k, cshape, (ctx.dtype(3) if k <= 2 else None) or ctx.dtype(0))
+
+
+# ------------------------------------------------------------ LayerNormalization
+def layer_norm(ctx):
+    ctx.check_inputs(2, 3)
+    x = ctx.shape(0)
+    axis = int(ctx.attr("axis", -1))
+    ctx.set_output(0, x, ctx.dtype(0))
+    for i, what in ((1, "Scale"), (2, "B")):
+        if ctx.has_input(i):
+            unidirectional(ctx, x, ctx.shape(i), f"layernorm.{what.lower()}", what)
+    stash = ir.DataType(int(ctx.attr("stash_type", 1)))
+    if x is None:
+        stats = None
+    else:
+        a = norm_axis(ctx, axis, len(x))
+        stats = tuple(x[:a]) + (1,) * (len(x) - a)
+    for k in (1, 2):
+        if ctx.has_output(k):
+            ctx.set_output(k, stats, stash)
+
+
+# ------------------------------------------------------------ GroupNormalization
+def group_norm(ctx):
+    ctx.check_inputs(3, 3)
+    x = ctx.shape(0)
+    g = ctx.require_attr("num_groups")
+    g = int(g)
+    if g <= 0:
+        ctx.fail(f"num_groups must be positive, is {g}")
+    c = _channel(ctx, x)
+    if c is not None:
+        ctx.require(eq(E.mod(c, g), 0), "groupnorm.divisible",
+                    f"channel count {show(c)} (axis 1) must be divisible by num_groups {g}")
+    size = g if (ctx.opset or 99) < 21 else c
+    for i, what in ((1, "scale"), (2, "bias")):
+        _param_is(ctx, i, size, "groupnorm.params", what)
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+# ------------------------------------------------------------ InstanceNormalization
+def instance_norm(ctx):
+    ctx.check_inputs(3, 3)
+    x = ctx.shape(0)
+    c = _channel(ctx, x)
+    for i, what in ((1, "scale"), (2, "B")):
+        _param_is(ctx, i, c, "instancenorm.channels", what)
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+# ------------------------------------------------------------ simple shape-preserving ops
+def lrn(ctx):
+    ctx.check_inputs(1, 1)
+    size = ctx.require_attr("size")
+    if int(size) <= 0:
+        ctx.fail(f"size must be positive, is {size}")
+    x = ctx.shape(0)
+    _channel(ctx, x)
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+def mvn(ctx):
+    ctx.check_inputs(1, 1)
+    x = ctx.shape(0)
+    axes = ctx.attr("axes", [0, 2, 3])
+    if x is not None:
+        norm_axes(ctx, axes, len(x))
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+def softmax(ctx):
+    """Output has X's shape in every opset (before 13 the op coerces X to 2-D internally)."""
+    ctx.check_inputs(1, 1)
+    x = ctx.shape(0)
+    axis = int(ctx.attr("axis", 1 if (ctx.opset or 99) < 13 else -1))
+    if x is not None:
+        if (ctx.opset or 99) < 13:
+            if not -len(x) <= axis <= len(x) and not (len(x) == 0 and axis in (0, 1, -1)):
+                ctx.fail(f"axis {axis} is out of range for rank {len(x)}")
+        elif len(x) > 0 or axis not in (0, -1):
+            norm_axis(ctx, axis, len(x))
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+def cumsum(ctx):
+    ctx.check_inputs(2, 2)
+    x = ctx.shape(0)
+    ar = ctx.shape(1)
+    if ar is not None and not (len(ar) == 0 or (len(ar) == 1 and ar[0] == 1)):
+        ctx.fail(f"axis must be a scalar, has shape {ar}")
+    av = ctx.int_values(1)
+    axis = None
+    if av is not None and len(av) == 1 and isinstance(av[0], int) and x is not None:
+        axis = norm_axis(ctx, av[0], len(x))
+    val = None
+    v = ctx.value(0)
+    if axis == 0 and x is not None and len(x) == 1 and v is not None and len(v) == x[0]:
+        val = _cumsum_values(list(v), int(ctx.attr("exclusive", 0)), int(ctx.attr("reverse", 0)))
+    ctx.set_output(0, x, ctx.dtype(0), value=val)
+
+
+def _cumsum_values(v, exclusive, reverse):
+    from .elementwise import is_int
+    seq = v[::-1] if reverse else v
+    out, acc = [], 0
+    for x in seq:
+        nxt = E.add(acc, x) if acc is not None and x is not None and is_int(x) else None
+        out.append(acc if exclusive else nxt)
+        acc = nxt
+    return out[::-1] if reverse else out
+
+
+def trilu(ctx):
+    ctx.check_inputs(1, 2)
+    x = ctx.shape(0)
+    if x is not None and len(x) < 2:
+        ctx.fail(f"input must have rank >= 2, has rank {len(x)}")
+    r = ctx.rank(1)
+    if r not in (None, 0) and not (r == 1 and ctx.shape(1) == (1,)):
+        ctx.fail(f"k must be a scalar, has rank {r}")
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+register("", "BatchNormalization", 1)(batch_norm)
+register("", "LayerNormalization", 17)(layer_norm)
+register("", "GroupNormalization", 18)(group_norm)
+register("", "InstanceNormalization", 1)(instance_norm)
+register("", "LRN", 1)(lrn)
+register("", "MeanVarianceNormalization", 9)(mvn)
+for _op in ("Softmax", "LogSoftmax", "Hardmax"):
+    register("", _op, 1)(softmax)
+register("", "CumSum", 11)(cumsum)
+register("", "Trilu", 14)(trilu)

@@ -1,1 +1,143 @@
-"""(rules being written)"""
+"""Reductions: Reduce* (axes as attribute or, from opset 13/18, as input) and ArgMax/ArgMin.
+
+Reduced axes become 1 (``keepdims=1``) or disappear.  When the axes are a
+runtime input whose value is unknown, the analysis stays sound: with
+``keepdims=1`` every output dim is a data symbol bounded by ``max(d, 1)``;
+with ``keepdims=0`` the rank is known only when the number of axes is.
+ReduceSum/Prod/Max/Min propagate values of small int tensors (the product of
+a shape slice in ``Shape -> Slice -> ReduceProd -> Reshape``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import onnx_ir as ir
+
+from .. import expr as E
+from ..registry import register
+from .common import norm_axes, norm_axis
+from .elementwise import fit, is_int
+
+_VALUE_FOLD = {"ReduceSum": (E.add, 0), "ReduceProd": (E.mul, 1), "ReduceMax": (E.smax, None),
+               "ReduceMin": (E.smin, None)}
+
+
+def _reduce_values(ctx, shape, axes, keep, out_shape):
+    fold = _VALUE_FOLD.get(ctx.op_type)
+    v = ctx.value(0)
+    dtype = ctx.dtype(0)
+    if fold is None or v is None or shape is None or not all(isinstance(d, int) for d in shape) \
+            or dtype not in _INT_OK or len(v) != math.prod(shape):
+        return None
+    f, unit = fold
+    arr = np.empty(len(v), dtype=object)
+    arr[:] = list(v)
+    arr = arr.reshape(shape)
+    rest = [k for k in range(len(shape)) if k not in axes]
+    arr = np.transpose(arr, rest + list(axes)).reshape(math.prod(shape[k] for k in rest), -1)
+    out = []
+    for row in arr:
+        row = list(row)
+        if any(x is None or not is_int(x) for x in row) or (not row and unit is None):
+            out.append(None)
+            continue
+        acc = unit if unit is not None else row.pop(0)
+        for x in row:
+            acc = f(acc, x)
+        out.append(fit(acc, dtype))
+    return out
+
+
+_INT_OK = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
+           ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8}
+
+
+def _reduce_known(ctx, shape, axes, keep, noop):
+    """Output for known ``axes`` (None: no axes given)."""
+    if shape is None:
+        ctx.set_output(0, None, ctx.dtype(0))
+        return
+    r = len(shape)
+    if not axes:
+        if noop:
+            ctx.set_output(0, shape, ctx.dtype(0), value=ctx.value(0))
+            return
+        axes = list(range(r))
+    else:
+        axes = norm_axes(ctx, axes, r)
+    out = tuple(1 if k in axes else d for k, d in enumerate(shape) if keep or k not in axes)
+    ctx.set_output(0, out, ctx.dtype(0), value=_reduce_values(ctx, shape, axes, keep, out))
+
+
+def _reduce_unknown_axes(ctx, shape, keep, noop):
+    """Axes from a runtime tensor whose value is unknown: stay sound."""
+    ashape = ctx.shape(1)
+    count = ashape[0] if ashape is not None and len(ashape) == 1 else None
+    if count == 0:                       # an empty axes tensor is a known value
+        return _reduce_known(ctx, shape, [], keep, noop)
+    if shape is None:
+        return ctx.set_output(0, None, ctx.dtype(0))
+    msg = "a dim of {} whose reduction axes are known only at run time"
+    if keep:
+        out = [d if d == 1 else ctx.data_symbol(f"{ctx.op_type.lower()}_d{k}", E.smax(d, 1),
+                                                msg.format(ctx.op_type)) for k, d in enumerate(shape)]
+        return ctx.set_output(0, out, ctx.dtype(0))
+    if isinstance(count, int) and count > 0 and not (noop and count == 0):
+        if count > len(shape):
+            ctx.fail(f"axes has {count} entries but the input has rank {len(shape)}")
+        bound = None
+        for d in shape:
+            bound = d if bound is None else E.smax(bound, d)
+        out = [ctx.data_symbol(f"{ctx.op_type.lower()}_d{k}", bound, msg.format(ctx.op_type))
+               for k in range(len(shape) - count)]
+        return ctx.set_output(0, out, ctx.dtype(0))
+    ctx.set_output(0, None, ctx.dtype(0))
+
+
+def reduce_attr(ctx):
+    """Reduce* with an ``axes`` attribute (ReduceSum < 13, the others < 18)."""
+    ctx.check_inputs(1, 1)
+    keep = int(ctx.attr("keepdims", 1))
+    _reduce_known(ctx, ctx.shape(0), ctx.attr("axes", None), keep, 0)
+
+
+def reduce_input(ctx):
+    """Reduce* with an optional ``axes`` input and ``noop_with_empty_axes``."""
+    ctx.check_inputs(1, 2)
+    keep = int(ctx.attr("keepdims", 1))
+    noop = int(ctx.attr("noop_with_empty_axes", 0))
+    shape = ctx.shape(0)
+    if not ctx.has_input(1):
+        return _reduce_known(ctx, shape, None, keep, noop)
+    r = ctx.rank(1)
+    if r is not None and r != 1:
+        ctx.fail(f"axes must be 1-D, has rank {r}")
+    axes = ctx.int_values(1)
+    if axes is not None and all(isinstance(a, int) for a in axes):
+        return _reduce_known(ctx, shape, axes, keep, noop)
+    _reduce_unknown_axes(ctx, shape, keep, noop)
+
+
+_REDUCE = ["ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]
+for _op in _REDUCE:
+    register("", _op, 1)(reduce_attr)
+    register("", _op, 13 if _op == "ReduceSum" else 18)(reduce_input)
+
+
+def arg_reduce(ctx):
+    """ArgMax/ArgMin: the ``axis`` dim becomes 1 or disappears; int64 output."""
+    ctx.check_inputs(1, 1)
+    shape = ctx.shape(0)
+    keep = int(ctx.attr("keepdims", 1))
+    axis = int(ctx.attr("axis", 0))
+    if shape is None:
+        return ctx.set_output(0, None, ir.DataType.INT64)
+    axis = norm_axis(ctx, axis, len(shape))
+    out = [1 if k == axis else d for k, d in enumerate(shape) if keep or k != axis]
+    ctx.set_output(0, out, ir.DataType.INT64)
+
+
+register("", "ArgMax", 1)(arg_reduce)
+register("", "ArgMin", 1)(arg_reduce)

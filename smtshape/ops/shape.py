@@ -1,1 +1,1111 @@
-"""(rules being written)"""
+"""Shape-manipulating ops and the value propagation that resolves exporter
+chains (Shape -> Gather -> Unsqueeze -> Concat -> Reshape).
+
+Small integer tensors carry their elements (``ctx.value``) as dim
+expressions: ``Shape`` is where input dims enter values, and every op here
+that moves elements around (Gather, Slice, Concat, Squeeze, Unsqueeze,
+Reshape, Flatten, Transpose, Split, Tile, Expand) moves the values too, so a
+``Reshape`` target computed in the graph is read back as expressions.
+
+Conventions: ``BIG`` is the magnitude from which a Slice/Shape index means
+"to the end" (no tensor dim reaches 2**62 elements; ONNX dims are int64).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import onnx_ir as ir
+import sympy
+
+from .. import expr as E
+from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
+from ..context import INT_TYPES, MAX_VALUE_ELEMENTS
+from ..printing import show
+from ..registry import register
+from ..store import Verdict
+from .common import broadcast_shapes, norm_axes, norm_axis, numel, unify
+
+BIG = 2 ** 62
+INT64 = ir.DataType.INT64
+
+
+# ================================================================ helpers
+
+def _s(e) -> str:
+    return show(e) if not isinstance(e, bool) else str(int(e))
+
+
+def _is_expr(v) -> bool:
+    """An int or a symbolic integer element (not None, not a bool)."""
+    if isinstance(v, bool) or v is None:
+        return False
+    return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
+
+
+def _trusted_sign(e) -> bool:
+    """Z3 treats every symbol as >= 0; only trust its sign proofs for
+    expressions over dim symbols (declared non-negative)."""
+    return isinstance(e, int) or all(s.is_nonnegative for s in E.free_symbols(e))
+
+
+def _sign(ctx, e) -> str | None:
+    """'nonneg' / 'neg' when provable, else None."""
+    if isinstance(e, int):
+        return "nonneg" if e >= 0 else "neg"
+    if e.is_nonnegative is True:
+        return "nonneg"
+    if e.is_negative is True:
+        return "neg"
+    if not _trusted_sign(e):
+        return None
+    v = ctx.decide(ge(e, 0))
+    if v is Verdict.PROVEN:
+        return "nonneg"
+    if v is Verdict.REFUTED:
+        return "neg"
+    return None
+
+
+def _le(ctx, a, b) -> bool:
+    d = E.sub(b, a)
+    if isinstance(d, int):
+        return d >= 0
+    if d.is_nonnegative is True:
+        return True
+    if d.is_negative is True or not _trusted_sign(d):
+        return False
+    return ctx.proven(le(a, b))
+
+
+def _min(ctx, a, b):
+    if _le(ctx, a, b):
+        return a
+    if _le(ctx, b, a):
+        return b
+    return E.smin(a, b)
+
+
+def _max(ctx, a, b):
+    if _le(ctx, a, b):
+        return b
+    if _le(ctx, b, a):
+        return a
+    return E.smax(a, b)
+
+
+def _clamp(ctx, x, lo, hi):
+    return _min(ctx, _max(ctx, x, lo), hi)
+
+
+def _obj_array(ctx, i):
+    """Input ``i``'s known value as a numpy object array of its static shape, or None."""
+    v = ctx.value(i)
+    s = ctx.shape(i)
+    if v is None or s is None or not all(isinstance(d, int) for d in s):
+        return None
+    if math.prod(s) != len(v):
+        return None
+    arr = np.empty(len(v), dtype=object)
+    arr[:] = list(v)
+    return arr.reshape(s)
+
+
+def _flat(arr):
+    """Flattened tuple of an object array, None when too big."""
+    if arr is not None and not isinstance(arr, np.ndarray):
+        return (arr,)      # numpy hands back a 0-d selection as the element itself
+    if arr is None or arr.size > MAX_VALUE_ELEMENTS:
+        return None
+    return tuple(arr.reshape(-1).tolist())
+
+
+def _small_int(dtype) -> bool:
+    return dtype in INT_TYPES
+
+
+def _ints_of(ctx, i, what: str):
+    """All elements of input ``i`` as Python ints, None when any is unknown/symbolic."""
+    v = ctx.value(i)
+    if v is None:
+        c = ctx.const(i)
+        if c is not None and c.dtype.kind in "iu":
+            return [int(x) for x in c.reshape(-1)]
+        return None
+    if any(not isinstance(x, int) or isinstance(x, bool) for x in v):
+        return None
+    return list(v)
+
+
+def _vector_len(ctx, i):
+    """Static length of the 1-D input ``i`` or None."""
+    s = ctx.shape(i)
+    if s is not None and len(s) == 1 and isinstance(s[0], int):
+        return s[0]
+    if s is not None and len(s) == 0:
+        return 1
+    return None
+
+
+# ---------------------------------------------------------------- exact division
+
+def _factorize(dims):
+    """(integer content, Counter of non-constant factors) of a product of dims.
+
+    Each dim is split with ``as_content_primitive`` so ``64*S + 64`` counts as
+    ``64 * (S + 1)``; powers count their base repeatedly.
+    """
+    coeff = 1
+    fac: Counter = Counter()
+    for d in dims:
+        if isinstance(d, int):
+            coeff *= d
+            continue
+        c, p = sympy.sympify(d).as_content_primitive()
+        if not c.is_Integer:
+            return None
+        coeff *= int(c)
+        pc, rest = p.as_coeff_Mul()
+        if not pc.is_Integer:
+            return None
+        coeff *= int(pc)
+        for f in sympy.Mul.make_args(rest):
+            if f == 1:
+                continue
+            if f.is_Pow and f.exp.is_Integer and int(f.exp) > 0:
+                fac[f.base] += int(f.exp)
+            else:
+                fac[f] += 1
+    return coeff, fac
+
+
+def _build(coeff: int, fac: Counter):
+    out = coeff
+    for f, k in fac.items():
+        for _ in range(k):
+            out = E.mul(out, E.norm(f))
+    return out
+
+
+def exact_div_products(num_dims, den_dims):
+    """prod(num_dims) / prod(den_dims) by cancelling common factors, or None.
+
+    ``(B*S*768) / (B*S*12) == 64``: succeeds only when every factor of the
+    denominator occurs in the numerator and the integer contents divide; the
+    quotient is then exact whenever the denominator is non-zero.
+    """
+    n = _factorize(num_dims)
+    d = _factorize(den_dims)
+    if n is None or d is None or d[0] == 0:
+        return None
+    (cn, fn), (cd, fd) = n, d
+    if any(fd[f] > fn[f] for f in fd) or cn % cd != 0:
+        return None
+    return _build(cn // cd, fn - fd)
+
+
+def _numel_relation(ctx, a_dims, b_dims):
+    """``prod(a) == prod(b)`` with common factors cancelled soundly.
+
+    Integer contents are divided by their gcd; a common symbolic factor ``f``
+    is cancelled as ``f == 0 or (rest equal)`` unless ``f > 0`` is proven.
+    """
+    a = _factorize(a_dims)
+    b = _factorize(b_dims)
+    if a is None or b is None or a[0] == 0 or b[0] == 0:
+        return eq(E.prod(a_dims), E.prod(b_dims))
+    (ca, fa), (cb, fb) = a, b
+    common = fa & fb
+    g = math.gcd(ca, cb)
+    rel = eq(_build(ca // g, fa - common), _build(cb // g, fb - common))
+    zero = [eq(E.norm(f), 0) for f in common if not ctx.proven(gt(E.norm(f), 0))]
+    return any_of(*zero, rel) if zero else rel
+
+
+def _emit_numel(ctx, in_shape, out_shape, rule="reshape.numel"):
+    rel = _numel_relation(ctx, in_shape, out_shape)
+    ctx.require(rel, rule, f"the element count is preserved: {_s(numel(in_shape))} (input "
+                f"{_shape_str(in_shape)}) == {_s(numel(out_shape))} (output {_shape_str(out_shape)})")
+
+
+def _shape_str(s):
+    return "[" + ", ".join(_s(d) for d in s) + "]"
+
+
+# ================================================================ Constant
+
+@register("", "Constant", since_version=1)
+def constant(ctx):
+    attrs = ctx.node.attributes
+    if "sparse_value" in attrs:
+        ctx.fail("sparse_value constants are not supported; the output is unknown")
+    if "value" in attrs:
+        t = attrs["value"].value
+        dtype = t.dtype
+        try:
+            arr = np.asarray(t.numpy())
+        except Exception:
+            arr = None
+        shape = tuple(int(d) for d in t.shape)
+    elif "value_int" in attrs:
+        dtype, arr = INT64, np.array(ctx.attr("value_int"), dtype=np.int64)
+        shape = ()
+    elif "value_ints" in attrs:
+        dtype, arr = INT64, np.array(ctx.attr("value_ints"), dtype=np.int64)
+        shape = arr.shape
+    elif "value_float" in attrs:
+        dtype, arr = ir.DataType.FLOAT, np.array(ctx.attr("value_float"), dtype=np.float32)
+        shape = ()
+    elif "value_floats" in attrs:
+        dtype, arr = ir.DataType.FLOAT, np.array(ctx.attr("value_floats"), dtype=np.float32)
+        shape = arr.shape
+    elif "value_string" in attrs:
+        dtype, arr, shape = ir.DataType.STRING, None, ()
+    elif "value_strings" in attrs:
+        dtype, arr, shape = ir.DataType.STRING, None, (len(ctx.attr("value_strings")),)
+    else:
+        ctx.fail("Constant has none of the attributes value / value_int(s) / value_float(s) / value_string(s)")
+    value = None
+    if arr is not None and dtype in INT_TYPES and arr.size <= MAX_VALUE_ELEMENTS:
+        value = tuple(bool(x) if dtype == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
+    ctx.set_output(0, tuple(shape), dtype, value=value, const=arr)
+
+
+# ================================================================ Shape, Size
+
+def _shape_range(start: int, end: int | None, r: int):
+    def fix(x):
+        if x < 0:
+            x += r
+        return min(max(x, 0), r)
+    return fix(start), (r if end is None else fix(end))
+
+
+@register("", "Shape", since_version=1)
+def shape_op(ctx):
+    ctx.check_inputs(1, 1)
+    s = ctx.shape(0)
+    start = int(ctx.attr("start", 0))
+    end = ctx.attr("end", None)
+    if s is None:
+        n = ctx.data_symbol("rank", None, "the rank of Shape's input is unknown")
+        ctx.set_output(0, (n,), INT64)
+        return
+    a, b = _shape_range(start, None if end is None else int(end), len(s))
+    dims = s[a:b] if b > a else ()
+    ctx.set_output(0, (len(dims),), INT64, value=tuple(dims))
+
+
+@register("", "Size", since_version=1)
+def size_op(ctx):
+    ctx.check_inputs(1, 1)
+    s = ctx.shape(0)
+    ctx.set_output(0, (), INT64, value=None if s is None else (numel(s),))
+
+
+# ================================================================ ConstantOfShape
+
+def _target_dims(ctx, i, what: str, allow_neg=False):
+    """Dims of a shape given as the value of 1-D input ``i``: known elements as
+    they are, unknown ones as data symbols; None when even the length is unknown."""
+    v = ctx.value(i)
+    if v is None:
+        n = _vector_len(ctx, i)
+        if n is None:
+            return None
+        return [None] * n
+    return list(v)
+
+
+@register("", "ConstantOfShape", since_version=9)
+def constant_of_shape(ctx):
+    ctx.check_inputs(1, 1)
+    t = ctx.node.attributes.get("value")
+    if t is not None:
+        tv = t.value
+        dtype = tv.dtype
+        fill = np.asarray(tv.numpy()).reshape(-1)
+        if fill.size != 1:
+            ctx.fail(f"attribute 'value' must hold one element, it holds {fill.size}")
+        fill = fill[0]
+    else:
+        dtype, fill = ir.DataType.FLOAT, np.float32(0)
+    target = _target_dims(ctx, 0, "shape")
+    if target is None:
+        ctx.set_output(0, None, dtype)
+        return
+    dims = []
+    for k, e in enumerate(target):
+        if e is None:
+            dims.append(ctx.data_symbol("cos_dim", None, f"ConstantOfShape axis {k} is read at run time"))
+            continue
+        if not _is_expr(e):
+            ctx.fail(f"shape element {k} is not an integer")
+        if isinstance(e, int) and e < 0:
+            ctx.fail(f"shape element {k} is negative ({e})")
+        if not isinstance(e, int) and _sign(ctx, e) != "nonneg":
+            ctx.require(ge(e, 0), "constantofshape.nonnegative", f"shape element {k} ({_s(e)}) is >= 0")
+        dims.append(e)
+    value = const = None
+    if all(isinstance(d, int) for d in dims) and math.prod(dims) <= MAX_VALUE_ELEMENTS:
+        n = math.prod(dims)
+        if dtype in INT_TYPES:
+            value = (bool(fill) if dtype == ir.DataType.BOOL else int(fill),) * n
+        const = np.full(dims, fill, dtype=np.asarray(fill).dtype)
+    ctx.set_output(0, dims, dtype, value=value, const=const)
+
+
+# ================================================================ Range
+
+def _scalar(ctx, i):
+    """A Range operand: int / expr from the value, a float from a constant, or None."""
+    v = ctx.value(i)
+    if v is not None and len(v) == 1 and _is_expr(v[0]):
+        return v[0]
+    c = ctx.const(i)
+    if c is not None and c.size == 1:
+        x = c.reshape(-1)[0]
+        return int(x) if c.dtype.kind in "iu" else float(x)
+    return None
+
+
+@register("", "Range", since_version=11)
+def range_op(ctx):
+    ctx.check_inputs(3, 3)
+    for i in range(3):
+        s = ctx.shape(i)
+        if s is not None and len(s) != 0 and not (len(s) == 1 and s[0] == 1):
+            ctx.fail(f"input {i} of Range must be a scalar, has shape {_shape_str(s)}")
+    dtype = ctx.dtype(0)
+    start, limit, delta = (_scalar(ctx, i) for i in range(3))
+    length = _range_len(ctx, start, limit, delta)
+    value = None
+    if all(isinstance(x, int) for x in (start, limit, delta)) and isinstance(length, int) \
+            and length <= MAX_VALUE_ELEMENTS and _small_int(dtype):
+        value = tuple(range(start, limit, delta))
+    ctx.set_output(0, (length,), dtype, value=value)
+
+
+def _range_len(ctx, start, limit, delta):
+    if any(isinstance(x, float) for x in (start, limit, delta)) and None not in (start, limit, delta) \
+            and all(isinstance(x, (int, float)) for x in (start, limit, delta)):
+        if delta == 0:
+            ctx.fail("Range delta is 0")
+        return max(int(math.ceil((limit - start) / delta)), 0)
+    if isinstance(delta, int) and not isinstance(delta, bool) and _is_expr(start) and _is_expr(limit):
+        if delta == 0:
+            ctx.fail("Range delta is 0")
+        if delta > 0:
+            return E.smax(E.ceildiv(E.sub(limit, start), delta), 0)
+        return E.smax(E.ceildiv(E.sub(start, limit), -delta), 0)
+    if _is_expr(delta) and _is_expr(start) and _is_expr(limit) and _sign(ctx, E.sub(delta, 1)) == "nonneg":
+        ctx.require(gt(delta, 0), "range.delta", f"Range delta {_s(delta)} is positive")
+        return E.smax(E.ceildiv(E.sub(limit, start), delta), 0)
+    return ctx.data_symbol("range_len", None, "the length of Range depends on run-time values")
+
+
+# ================================================================ Reshape
+
+def _copy_dim(ctx, t, d):
+    """The output dim for a symbolic target element ``t`` at an axis whose input dim is ``d``
+    (``allowzero == 0``: a runtime 0 copies ``d``)."""
+    if t == d or ctx.proven(any_of(ne(t, 0), eq(d, 0))):
+        return t
+    return E.norm(sympy.Piecewise((E.to_sympy(d), sympy.Eq(E.to_sympy(t), 0)), (E.to_sympy(t), True)))
+
+
+def _reshape(ctx, target, allowzero: bool):
+    in_shape = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    if target is None:
+        ctx.set_output(0, None, dtype, value=ctx.input(0).value if ctx.input(0) else None)
+        return
+    out, infer_at = [], None
+    for k, t in enumerate(target):
+        have_in = in_shape is not None and k < len(in_shape)
+        if t is None:
+            out.append(ctx.data_symbol("reshape_dim", None, f"Reshape target axis {k} is read at run time"))
+        elif isinstance(t, bool) or not _is_expr(t):
+            ctx.fail(f"Reshape target element {k} is not an integer")
+        elif isinstance(t, int):
+            if t == -1:
+                if infer_at is not None:
+                    ctx.fail(f"Reshape target has more than one -1 (axes {infer_at} and {k})")
+                infer_at = k
+                out.append(None)
+            elif t < -1:
+                ctx.fail(f"Reshape target axis {k} is {t}; only -1 may be negative")
+            elif t == 0 and not allowzero:
+                if in_shape is None:
+                    out.append(ctx.data_symbol("reshape_dim", None, f"Reshape axis {k} copies an input dim "
+                                               "of unknown rank"))
+                elif not have_in:
+                    ctx.fail(f"Reshape target axis {k} is 0 (copy the input dim) but the input has rank "
+                             f"{len(in_shape)}")
+                else:
+                    out.append(in_shape[k])
+            else:
+                out.append(t)
+        else:
+            out.append(_symbolic_target(ctx, k, t, in_shape, allowzero))
+    if infer_at is not None:
+        if allowzero and any(d == 0 for d in out if d is not None):
+            ctx.fail("Reshape with allowzero=1 cannot have both 0 and -1 in its target")
+        out[infer_at] = _infer_dim(ctx, in_shape, [d for d in out if d is not None], infer_at)
+    elif in_shape is not None:
+        _emit_numel(ctx, in_shape, out)
+    t0 = ctx.input(0)
+    ctx.set_output(0, out, dtype, value=t0.value if t0 is not None else None)
+
+
+def _symbolic_target(ctx, k, t, in_shape, allowzero):
+    sign = _sign(ctx, t)
+    if sign != "nonneg":
+        # t may be -1 (inferred) or 0 at run time: keep it as a runtime quantity
+        d = ctx.data_symbol("reshape_dim", None, f"Reshape target axis {k} ({_s(t)}) may be -1 or 0 at run time")
+        ctx.require(any_of(eq(d, t), eq(t, -1), eq(t, 0)), "reshape.target",
+                    f"Reshape axis {k} is the target element {_s(t)} unless it is -1 or 0")
+        return d
+    if allowzero:
+        return t
+    if in_shape is None or k >= len(in_shape):
+        ctx.require(ne(t, 0), "reshape.zero_copy",
+                    f"Reshape target axis {k} ({_s(t)}) is not 0: there is no input axis {k} to copy")
+        return t
+    return _copy_dim(ctx, t, in_shape[k])
+
+
+def _infer_dim(ctx, in_shape, others, axis):
+    if in_shape is None:
+        return ctx.data_symbol("reshape_infer", None, f"Reshape axis {axis} (-1) with an input of unknown rank")
+    for j, d in enumerate(others):
+        if isinstance(d, int):
+            if d == 0:
+                ctx.fail(f"Reshape infers axis {axis} (-1) but another target dim is 0")
+            continue
+        if not ctx.proven(gt(d, 0)):
+            ctx.require(gt(d, 0), "reshape.infer_nonzero",
+                        f"Reshape infers axis {axis} (-1) from the other target dims, so {_s(d)} is non-zero")
+    q = exact_div_products(in_shape, others)
+    if q is None:
+        den = E.prod(others)
+        q = E.floordiv(numel(in_shape), den)
+    out = list(others)
+    out.insert(axis, q)
+    _emit_numel(ctx, in_shape, out)
+    return q
+
+
+@register("", "Reshape", since_version=1)
+def reshape_v1(ctx):
+    ctx.check_inputs(1, 1)
+    shape = ctx.attr("shape")
+    _reshape(ctx, None if shape is None else [int(x) for x in shape], False)
+
+
+@register("", "Reshape", since_version=5)
+def reshape(ctx):
+    ctx.check_inputs(2, 2)
+    allowzero = bool(ctx.attr("allowzero", 0)) if ctx.opset is None or ctx.opset >= 14 else False
+    s = ctx.shape(1)
+    if s is not None and len(s) != 1:
+        ctx.fail(f"Reshape's shape input must be 1-D, has rank {len(s)}")
+    _reshape(ctx, _target_dims(ctx, 1, "shape"), allowzero)
+
+
+# ================================================================ Flatten, Transpose
+
+@register("", "Flatten", since_version=1)
+def flatten(ctx):
+    ctx.check_inputs(1, 1)
+    s = ctx.shape(0)
+    axis = int(ctx.attr("axis", 1))
+    t0 = ctx.input(0)
+    if s is None:
+        ctx.set_output(0, (ctx.unknown_dim("flatten_0"), ctx.unknown_dim("flatten_1")), ctx.dtype(0))
+        return
+    r = len(s)
+    if not -r <= axis <= r:
+        ctx.fail(f"axis {axis} is out of range [-{r}, {r}]")
+    if axis < 0:
+        axis += r
+    ctx.set_output(0, (E.prod(s[:axis]), E.prod(s[axis:])), ctx.dtype(0), value=t0.value)
+
+
+@register("", "Transpose", since_version=1)
+def transpose(ctx):
+    ctx.check_inputs(1, 1)
+    s = ctx.shape(0)
+    perm = ctx.attr("perm")
+    if s is None:
+        ctx.set_output(0, None if perm is None else [ctx.unknown_dim("transpose") for _ in perm], ctx.dtype(0))
+        return
+    r = len(s)
+    perm = list(range(r))[::-1] if perm is None else [int(p) for p in perm]
+    if len(perm) != r:
+        ctx.fail(f"perm {perm} has {len(perm)} entries for an input of rank {r}")
+    perm = [p + r if p < 0 else p for p in perm]
+    if sorted(perm) != list(range(r)):
+        ctx.fail(f"perm {perm} is not a permutation of 0..{r - 1}")
+    arr = _obj_array(ctx, 0)
+    value = _flat(np.transpose(arr, perm)) if arr is not None else None
+    ctx.set_output(0, [s[p] for p in perm], ctx.dtype(0), value=value)
+
+
+# ================================================================ Squeeze, Unsqueeze
+
+def _axes_input(ctx, i):
+    """Axes from input ``i``: list of ints, [] when absent, None when unknown."""
+    if not ctx.has_input(i):
+        return []
+    v = _ints_of(ctx, i, "axes")
+    return v
+
+
+def _squeeze(ctx, axes):
+    s = ctx.shape(0)
+    t0 = ctx.input(0)
+    value = t0.value if t0 is not None else None
+    if s is None or axes is None:
+        ctx.set_output(0, None, ctx.dtype(0), value=value)
+        return
+    if axes:
+        ax = norm_axes(ctx, axes, len(s))
+        for a in ax:
+            if s[a] != 1:
+                ctx.equal(s[a], 1, "squeeze.one", f"Squeeze removes axis {a}, so its size {_s(s[a])} must be 1")
+        ctx.set_output(0, [d for k, d in enumerate(s) if k not in ax], ctx.dtype(0), value=value)
+        return
+    out = []
+    for d in s:
+        if isinstance(d, int):
+            if d != 1:
+                out.append(d)
+            continue
+        v = ctx.decide(eq(d, 1))
+        if v is Verdict.UNKNOWN:
+            ctx.warn(f"Squeeze without axes: cannot decide whether {_s(d)} is 1; the output rank is unknown")
+            ctx.set_output(0, None, ctx.dtype(0), value=value)
+            return
+        if v is Verdict.REFUTED:
+            out.append(d)
+    ctx.set_output(0, out, ctx.dtype(0), value=value)
+
+
+@register("", "Squeeze", since_version=1)
+def squeeze_v1(ctx):
+    ctx.check_inputs(1, 1)
+    _squeeze(ctx, [int(a) for a in ctx.attr("axes", [])])
+
+
+@register("", "Squeeze", since_version=13)
+def squeeze(ctx):
+    ctx.check_inputs(1, 2)
+    _squeeze(ctx, _axes_input(ctx, 1))
+
+
+def _unsqueeze(ctx, axes):
+    s = ctx.shape(0)
+    t0 = ctx.input(0)
+    value = t0.value if t0 is not None else None
+    if s is None or axes is None:
+        ctx.set_output(0, None, ctx.dtype(0), value=value)
+        return
+    if not axes:
+        ctx.fail("Unsqueeze needs at least one axis")
+    r = len(s) + len(axes)
+    ax = norm_axes(ctx, axes, r)
+    it = iter(s)
+    out = [1 if k in ax else next(it) for k in range(r)]
+    ctx.set_output(0, out, ctx.dtype(0), value=value)
+
+
+@register("", "Unsqueeze", since_version=1)
+def unsqueeze_v1(ctx):
+    ctx.check_inputs(1, 1)
+    _unsqueeze(ctx, [int(a) for a in ctx.require_attr("axes")])
+
+
+@register("", "Unsqueeze", since_version=13)
+def unsqueeze(ctx):
+    ctx.check_inputs(2, 2)
+    _unsqueeze(ctx, _axes_input(ctx, 1))
+
+
+# ================================================================ Concat
+
+@register("", "Concat", since_version=1)
+def concat(ctx):
+    n = ctx.num_inputs
+    if n < 1 or not all(ctx.has_input(i) for i in range(n)):
+        ctx.fail("Concat needs at least one input and no omitted inputs")
+    axis = ctx.attr("axis", 1 if (ctx.opset or 4) < 4 else None)
+    if axis is None:
+        ctx.fail("required attribute 'axis' is missing")
+    axis = int(axis)
+    shapes = [ctx.shape(i) for i in range(n)]
+    known = [(i, s) for i, s in enumerate(shapes) if s is not None]
+    dtype = next((ctx.dtype(i) for i in range(n) if ctx.dtype(i) is not None), None)
+    if not known:
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(known[0][1])
+    for i, s in known:
+        if len(s) != r:
+            ctx.fail(f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}")
+    if r == 0:
+        ctx.fail("Concat of scalars (rank 0) is invalid")
+    ax = norm_axis(ctx, axis, r)
+    out = list(known[0][1])
+    i0 = known[0][0]
+    for i, s in known[1:]:
+        for k in range(r):
+            if k != ax:
+                out[k] = unify(ctx, out[k], s[k], "concat.dims",
+                               f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
+                               f"{_s(out[k])} == {_s(s[k])}")
+    if len(known) == n:
+        out[ax] = E.total(s[ax] for s in shapes)
+    else:
+        out[ax] = ctx.data_symbol("concat_axis", None, "a Concat input has unknown rank")
+    arrs = [_obj_array(ctx, i) for i in range(n)]
+    value = None
+    if all(a is not None for a in arrs):
+        value = _flat(np.concatenate(arrs, axis=ax))
+    ctx.set_output(0, out, dtype, value=value)
+
+
+# ================================================================ Split
+
+def _split_sizes_given(ctx, dim, sizes, axis):
+    out = []
+    for j, x in enumerate(sizes):
+        if x is None:
+            out.append(ctx.data_symbol("split_len", dim, f"Split output {j} length is read at run time"))
+        elif isinstance(x, bool) or not _is_expr(x) or (isinstance(x, int) and x < 0):
+            ctx.fail(f"split size {j} is {x!r}; sizes must be non-negative integers")
+        else:
+            out.append(x)
+    total = E.total(out)
+    ctx.equal(total, dim, "split.sum",
+              f"Split sizes along axis {axis} sum to the input dim: {_s(total)} == {_s(dim)}")
+    return out
+
+
+def _split_even(ctx, dim, n, axis, uneven: bool):
+    if uneven:
+        chunk = E.ceildiv(dim, n)
+        last = E.sub(dim, E.mul(chunk, n - 1))
+        if n > 1:
+            ctx.require(gt(last, 0), "split.chunks",
+                        f"Split into {n} outputs of ceil({_s(dim)} / {n}) along axis {axis} leaves a last chunk "
+                        f"({_s(last)}) of at least 1")
+        return [chunk] * (n - 1) + [last]
+    if n > 1:
+        ctx.equal(E.mod(dim, n), 0, "split.even",
+                  f"Split into {n} equal outputs along axis {axis}: {_s(dim)} is divisible by {n}")
+    return [E.floordiv(dim, n)] * n
+
+
+def _split(ctx, sizes, uneven=False):
+    s = ctx.shape(0)
+    n = ctx.num_outputs
+    dtype = ctx.dtype(0)
+    axis = int(ctx.attr("axis", 0))
+    if s is None:
+        for j in range(n):
+            ctx.set_output(j, None, dtype)
+        return
+    ax = norm_axis(ctx, axis, len(s))
+    dim = s[ax]
+    if sizes is not None and sizes != "unknown":
+        if len(sizes) != n:
+            ctx.fail(f"Split has {len(sizes)} sizes but {n} outputs")
+        lens = _split_sizes_given(ctx, dim, sizes, ax)
+    elif sizes == "unknown":
+        lens = [ctx.data_symbol("split_len", dim, f"Split output {j} length is read at run time")
+                for j in range(n)]
+        ctx.equal(E.total(lens), dim, "split.sum", f"Split sizes along axis {ax} sum to {_s(dim)}")
+    else:
+        lens = _split_even(ctx, dim, n, ax, uneven)
+    arr = _obj_array(ctx, 0)
+    parts = None
+    if arr is not None and all(isinstance(x, int) for x in lens):
+        parts = np.split(arr, np.cumsum(lens)[:-1].tolist(), axis=ax) if sum(lens) == arr.shape[ax] else None
+    for j in range(n):
+        out = list(s)
+        out[ax] = lens[j]
+        ctx.set_output(j, out, dtype, value=None if parts is None else _flat(parts[j]))
+
+
+def _sizes_from_input(ctx, i):
+    if not ctx.has_input(i):
+        return None
+    v = ctx.value(i)
+    if v is not None:
+        return list(v)
+    n = _vector_len(ctx, i)
+    return "unknown" if n is None else [None] * n
+
+
+@register("", "Split", since_version=1)
+def split_v1(ctx):
+    ctx.check_inputs(1, 2)
+    if ctx.has_input(1):
+        _split(ctx, _sizes_from_input(ctx, 1))
+    else:
+        sp = ctx.attr("split")
+        _split(ctx, None if sp is None else [int(x) for x in sp])
+
+
+@register("", "Split", since_version=2)
+def split_v2(ctx):
+    ctx.check_inputs(1, 1)
+    sp = ctx.attr("split")
+    _split(ctx, None if sp is None else [int(x) for x in sp])
+
+
+@register("", "Split", since_version=13)
+def split_v13(ctx):
+    ctx.check_inputs(1, 2)
+    _split(ctx, _sizes_from_input(ctx, 1))
+
+
+@register("", "Split", since_version=18)
+def split_v18(ctx):
+    ctx.check_inputs(1, 2)
+    k = ctx.attr("num_outputs")
+    if k is not None and ctx.has_input(1):
+        ctx.fail("Split has both the 'split' input and the 'num_outputs' attribute")
+    if k is not None and int(k) != ctx.num_outputs:
+        ctx.fail(f"num_outputs is {k} but the node has {ctx.num_outputs} outputs")
+    _split(ctx, _sizes_from_input(ctx, 1), uneven=k is not None)
+
+
+# ================================================================ Slice
+
+def _slice_index(ctx, x, dim, lo, hi):
+    """ONNX's adjusted, clamped start/end, or None when its sign is undecidable."""
+    if isinstance(x, int):
+        if x >= BIG:       # "to the end": clamp(+inf, lo, hi)
+            return hi
+        if x <= -BIG:      # clamp(-inf, lo, hi) (hi < lo when a backward slice meets dim 0)
+            return _min(ctx, lo, hi)
+        return _clamp(ctx, E.add(x, dim) if x < 0 else x, lo, hi)
+    sign = _sign(ctx, x)
+    if sign == "nonneg":
+        return _clamp(ctx, x, lo, hi)
+    if sign == "neg":
+        return _clamp(ctx, E.add(x, dim), lo, hi)
+    return None
+
+
+def _slice_len(ctx, dim, start, end, step):
+    """Exact output length along one axis, or None."""
+    if step > 0:
+        a = _slice_index(ctx, start, dim, 0, dim)
+        b = _slice_index(ctx, end, dim, 0, dim)
+        if a is None or b is None:
+            return None
+        return _max(ctx, E.ceildiv(E.sub(b, a), step), 0)
+    hi = E.sub(dim, 1)
+    a = _slice_index(ctx, start, dim, 0, hi)
+    b = _slice_index(ctx, end, dim, -1, hi)
+    if a is None or b is None:
+        return None
+    return _max(ctx, E.ceildiv(E.sub(a, b), -step), 0)
+
+
+def _slice(ctx, starts, ends, axes, steps):
+    s = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    if s is None:
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(s)
+    if starts is None or ends is None:
+        # unknown vectors: every axis they may touch is at most its input size
+        out = [ctx.data_symbol("slice_len", d, f"Slice axis {k} bounds are read at run time") for k, d in enumerate(s)]
+        ctx.set_output(0, out, dtype)
+        return
+    if len(starts) != len(ends):
+        ctx.fail(f"Slice starts ({len(starts)}) and ends ({len(ends)}) differ in length")
+    if axes is None:
+        axes = list(range(len(starts)))
+    if steps is None:
+        steps = [1] * len(starts)
+    if len(axes) != len(starts) or len(steps) != len(starts):
+        ctx.fail("Slice starts, ends, axes and steps must have the same length")
+    axes = norm_axes(ctx, axes, r)
+    out = list(s)
+    idx = [slice(None)] * r
+    for a, st, en, sp in zip(axes, starts, ends, steps):
+        if sp is None or not isinstance(sp, int):
+            out[a] = ctx.data_symbol("slice_len", s[a], f"Slice axis {a} step is read at run time")
+            idx = None
+            continue
+        if sp == 0:
+            ctx.fail(f"Slice step on axis {a} is 0")
+        n = None if st is None or en is None else _slice_len(ctx, s[a], st, en, sp)
+        if n is None:
+            n = _runtime_slice(ctx, a, s[a], st, en, sp)
+        out[a] = n
+        if idx is not None and isinstance(s[a], int) and isinstance(st, int) and isinstance(en, int):
+            b0 = _slice_index(ctx, st, s[a], 0 if sp > 0 else 0, s[a] if sp > 0 else s[a] - 1)
+            b1 = _slice_index(ctx, en, s[a], 0 if sp > 0 else -1, s[a] if sp > 0 else s[a] - 1)
+            idx[a] = list(range(b0, b1, sp))
+        else:
+            idx = None
+    arr = _obj_array(ctx, 0)
+    value = None
+    if arr is not None and idx is not None:
+        sel = arr
+        for k, ix in enumerate(idx):
+            if isinstance(ix, list):
+                sel = np.take(sel, ix, axis=k)
+        value = _flat(sel)
+    ctx.set_output(0, out, dtype, value=value)
+
+
+def _runtime_slice(ctx, a, dim, st, en, sp):
+    d = ctx.data_symbol("slice_len", dim, f"Slice axis {a} length depends on run-time start/end")
+    if st is not None and en is not None:
+        # the exact length under each sign of the undecided indices, for Z3 to upgrade
+        cases = []
+        for cs in _sign_cases(st):
+            for ce in _sign_cases(en):
+                n = _slice_len_assuming(ctx, dim, cs[1], ce[1], sp)
+                cases.append(all_of(*[c for c in (cs[0], ce[0]) if c is not None], eq(d, n))
+                             if cs[0] is not None or ce[0] is not None else eq(d, n))
+        ctx.require(any_of(*cases), "slice.runtime",
+                    f"Slice axis {a} length follows ONNX's clamping of start {_s(st)} and end {_s(en)} "
+                    f"on a dim of {_s(dim)}")
+    return d
+
+
+def _sign_cases(x):
+    """[(condition, x as a non-negative index or x as a negative index marker)]."""
+    if isinstance(x, int):
+        return [(None, x)]
+    return [(ge(x, 0), ("pos", x)), (lt(x, 0), ("neg", x))]
+
+
+def _slice_len_assuming(ctx, dim, st, en, sp):
+    def idx(x, lo, hi):
+        if isinstance(x, tuple):
+            kind, v = x
+            v = v if kind == "pos" else E.add(v, dim)
+            return E.clamp(v, lo, hi)
+        return _slice_index(ctx, x, dim, lo, hi)
+    if sp > 0:
+        return E.smax(E.ceildiv(E.sub(idx(en, 0, dim), idx(st, 0, dim)), sp), 0)
+    hi = E.sub(dim, 1)
+    return E.smax(E.ceildiv(E.sub(idx(st, 0, hi), idx(en, -1, hi)), -sp), 0)
+
+
+def _vec(ctx, i):
+    """Elements of an index vector input: list (elements may be None), or None."""
+    if not ctx.has_input(i):
+        return None
+    v = ctx.value(i)
+    if v is not None:
+        return [x if _is_expr(x) else None for x in v]
+    n = _vector_len(ctx, i)
+    return None if n is None else [None] * n
+
+
+@register("", "Slice", since_version=1)
+def slice_v1(ctx):
+    ctx.check_inputs(1, 1)
+    starts = ctx.require_attr("starts")
+    ends = ctx.require_attr("ends")
+    axes = ctx.attr("axes")
+    _slice(ctx, [int(x) for x in starts], [int(x) for x in ends],
+           None if axes is None else [int(x) for x in axes], None)
+
+
+@register("", "Slice", since_version=10)
+def slice_v10(ctx):
+    ctx.check_inputs(3, 5)
+    axes = None
+    if ctx.has_input(3):
+        axes = _ints_of(ctx, 3, "axes")
+        if axes is None:
+            s = ctx.shape(0)
+            ctx.set_output(0, None if s is None else
+                           [ctx.data_symbol("slice_len", d, "Slice axes are read at run time") for d in s],
+                           ctx.dtype(0))
+            return
+    steps = _vec(ctx, 4) if ctx.has_input(4) else None
+    if ctx.has_input(4) and steps is None:
+        s = ctx.shape(0)
+        ctx.set_output(0, None if s is None else
+                       [ctx.data_symbol("slice_len", d, "Slice steps are read at run time") for d in s],
+                       ctx.dtype(0))
+        return
+    _slice(ctx, _vec(ctx, 1), _vec(ctx, 2), axes, steps)
+
+
+# ================================================================ Gather
+
+@register("", "Gather", since_version=1)
+def gather(ctx):
+    ctx.check_inputs(2, 2)
+    ds, isx = ctx.shape(0), ctx.shape(1)
+    dtype = ctx.dtype(0)
+    if ds is None or isx is None:
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(ds)
+    if r == 0:
+        ctx.fail("Gather data must have rank >= 1")
+    ax = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
+    out = list(ds[:ax]) + list(isx) + list(ds[ax + 1:])
+    value = None
+    arr = _obj_array(ctx, 0)
+    ind = _ints_of(ctx, 1, "indices")
+    if ind is not None and isinstance(ds[ax], int):
+        n = ds[ax]
+        bad = [i for i in ind if not -n <= i < n]
+        if bad:
+            ctx.fail(f"Gather index {bad[0]} is out of range for axis {ax} of size {n}")
+        if arr is not None and all(isinstance(d, int) for d in isx):
+            picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind], dtype=np.int64).reshape(isx),
+                             axis=ax)
+            value = _flat(picked)
+    ctx.set_output(0, out, dtype, value=value)
+
+
+# ================================================================ Expand, Tile
+
+@register("", "Expand", since_version=8)
+def expand(ctx):
+    ctx.check_inputs(2, 2)
+    s = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    target = _target_dims(ctx, 1, "shape")
+    if target is None or s is None:
+        ctx.set_output(0, None, dtype)
+        return
+    tdims = []
+    for k, t in enumerate(target):
+        if t is None:
+            tdims.append(ctx.data_symbol("expand_dim", None, f"Expand target axis {k} is read at run time"))
+        elif isinstance(t, int) and t < 0:
+            ctx.fail(f"Expand target axis {k} is {t}; sizes must be non-negative")
+        elif not _is_expr(t):
+            ctx.fail(f"Expand target element {k} is not an integer")
+        else:
+            tdims.append(t)
+    out = broadcast_shapes(ctx, [s, tuple(tdims)], "expand.broadcast")
+    value = None
+    arr = _obj_array(ctx, 0)
+    if arr is not None and out is not None and all(isinstance(d, int) for d in out) \
+            and math.prod(out) <= MAX_VALUE_ELEMENTS:
+        try:
+            value = _flat(np.broadcast_to(arr, out))
+        except ValueError:
+            value = None
+    ctx.set_output(0, out, dtype, value=value)
+
+
+@register("", "Tile", since_version=6)
+def tile(ctx):
+    ctx.check_inputs(2, 2)
+    s = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    reps = _vec(ctx, 1)
+    if s is None:
+        ctx.set_output(0, None, dtype)
+        return
+    if reps is None:
+        ctx.set_output(0, [ctx.unknown_dim("tile_dim") for _ in s], dtype)
+        return
+    if len(reps) != len(s):
+        ctx.fail(f"Tile repeats has {len(reps)} entries for an input of rank {len(s)}")
+    out = []
+    for k, (d, rp) in enumerate(zip(s, reps)):
+        if rp is None:
+            out.append(ctx.unknown_dim("tile_dim"))
+        elif isinstance(rp, int) and rp < 0:
+            ctx.fail(f"Tile repeats on axis {k} is negative ({rp})")
+        else:
+            if not isinstance(rp, int) and _sign(ctx, rp) != "nonneg":
+                ctx.require(ge(rp, 0), "tile.nonnegative", f"Tile repeats on axis {k} ({_s(rp)}) is >= 0")
+            out.append(E.mul(d, rp))
+    value = None
+    arr = _obj_array(ctx, 0)
+    if arr is not None and all(isinstance(x, int) for x in reps) and math.prod(
+            x for x in out if isinstance(x, int)) <= MAX_VALUE_ELEMENTS and all(isinstance(x, int) for x in out):
+        value = _flat(np.tile(arr, reps))
+    ctx.set_output(0, out, dtype, value=value)
+
+
+# ================================================================ Pad
+
+_PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _pad(ctx, pads, axes):
+    s = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    mode = ctx.attr("mode", "constant")
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    if mode not in _PAD_MODES or (mode == "wrap" and (ctx.opset or 19) < 19):
+        ctx.fail(f"unsupported Pad mode {mode!r}")
+    if s is None:
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(s)
+    if pads is None:
+        ctx.set_output(0, [ctx.unknown_dim("pad_dim") for _ in s], dtype)
+        return
+    axes = list(range(r)) if axes is None else norm_axes(ctx, axes, r)
+    if len(pads) != 2 * len(axes):
+        ctx.fail(f"Pad has {len(pads)} pads for {len(axes)} axes (needs {2 * len(axes)})")
+    out = list(s)
+    n = len(axes)
+    for j, a in enumerate(axes):
+        pb, pe = pads[j], pads[j + n]
+        if pb is None or pe is None:
+            out[a] = ctx.unknown_dim("pad_dim")
+            continue
+        d = E.add(E.add(s[a], pb), pe)
+        if isinstance(d, int):
+            if d < 0:
+                ctx.fail(f"Pad axis {a} would have negative size {d}")
+        elif any(_sign(ctx, p) != "nonneg" for p in (pb, pe)):
+            ctx.require(ge(d, 0), "pad.nonnegative",
+                        f"Pad axis {a}: {_s(s[a])} + {_s(pb)} + {_s(pe)} is non-negative")
+        out[a] = d
+    ctx.set_output(0, out, dtype)
+
+
+@register("", "Pad", since_version=1)
+def pad_v1(ctx):
+    ctx.check_inputs(1, 1)
+    pads = ctx.attr("paddings") if ctx.opset is not None and ctx.opset < 2 else ctx.attr("pads")
+    if pads is None:
+        pads = ctx.require_attr("pads")
+    _pad(ctx, [int(p) for p in pads], None)
+
+
+@register("", "Pad", since_version=2)
+def pad_v2(ctx):
+    ctx.check_inputs(1, 1)
+    _pad(ctx, [int(p) for p in ctx.require_attr("pads")], None)
+
+
+@register("", "Pad", since_version=11)
+def pad_v11(ctx):
+    ctx.check_inputs(2, 4)
+    axes = None
+    if ctx.has_input(3):
+        axes = _ints_of(ctx, 3, "axes")
+        if axes is None:
+            s = ctx.shape(0)
+            ctx.set_output(0, None if s is None else [ctx.unknown_dim("pad_dim") for _ in s], ctx.dtype(0))
+            return
+    _pad(ctx, _vec(ctx, 1), axes)

@@ -1,0 +1,7 @@
+"""``python -m smtshape``: the same command line as the ``smtshape`` script."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

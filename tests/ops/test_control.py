@@ -1,0 +1,181 @@
+"""Rules of smtshape/ops/control.py (If, Loop), checked by hand and against onnxruntime."""
+import numpy as np
+import onnxruntime as ort
+from hypothesis import given, settings, strategies as st
+from onnx import TensorProto as T, helper as h
+
+import smtshape
+from smtshape import expr as E
+from smtshape.dim import Exactness
+from smtshape.testing import exprs
+
+EX, UB, UNK = Exactness.EXACT, Exactness.UPPER_BOUND, Exactness.UNKNOWN
+
+
+def vi(n, t, s=None):
+    return h.make_tensor_value_info(n, t, s)
+
+
+def model(nodes, inputs, outputs, inits=()):
+    g = h.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
+
+
+def run_ort(m, feeds):
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return [tuple(o.shape) for o in s.run(None, feeds)]
+
+
+def branch(name, nodes, out):
+    return h.make_graph(nodes, name, [], [vi(out, T.FLOAT)])
+
+
+THEN_ID = branch("then", [h.make_node("Identity", ["x"], ["t"])], "t")
+ELSE_CAT = branch("else", [h.make_node("Concat", ["x", "x"], ["e"], axis=0)], "e")
+
+
+def if_model(then, els, cond_init=None, xshape=("N", 4)):
+    inputs = [vi("x", T.FLOAT, list(xshape))]
+    inits = []
+    if cond_init is None:
+        inputs.insert(0, vi("c", T.BOOL, []))
+    else:
+        inits.append(h.make_tensor("c", T.BOOL, [], [cond_init]))
+    return model([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=els, name="node")],
+                 inputs, [vi("y", T.FLOAT)], inits)
+
+
+# ---------------------------------------------------------------- If
+def test_if_known_condition_takes_one_branch():
+    res = smtshape.analyze(if_model(THEN_ID, ELSE_CAT, cond_init=True))
+    assert exprs(res, "y") == ("N", 4) and res.shape("y")[0].exactness is EX
+    res = smtshape.analyze(if_model(THEN_ID, ELSE_CAT, cond_init=False))
+    assert exprs(res, "y") == ("2 * N", 4)
+
+
+def test_if_unknown_condition_differing_dim_is_bounded():
+    res = smtshape.analyze(if_model(THEN_ID, ELSE_CAT))
+    d0, d1 = res.shape("y")
+    assert d1.expr == 4 and d1.exactness is EX
+    assert d0.exactness is UB and E.evaluate(d0.bound, {"N": 3}) == 6
+
+
+def test_if_unknown_condition_equal_dims_exact():
+    els = branch("else", [h.make_node("Neg", ["x"], ["e"])], "e")
+    res = smtshape.analyze(if_model(THEN_ID, els))
+    assert exprs(res, "y") == ("N", 4)
+    assert all(d.exactness is EX for d in res.shape("y"))
+
+
+def test_if_different_ranks_unknown():
+    els = branch("else", [h.make_node("Flatten", ["x"], ["e"], axis=0)], "e")
+    res = smtshape.analyze(if_model(THEN_ID, els, xshape=("N", 4, 2)))
+    assert res.shape("y") is None
+
+
+def test_if_branch_constraints_do_not_leak():
+    # the else branch adds x to a 7-row tensor: only valid when it runs; N must not be pinned to 7
+    seven = h.make_tensor("s", T.FLOAT, [7, 4], np.zeros(28, np.float32))
+    els = h.make_graph([h.make_node("Concat", ["x", "s"], ["e"], axis=1)], "else", [], [vi("e", T.FLOAT)],
+                       initializer=[seven])
+    res = smtshape.analyze(if_model(THEN_ID, els))
+    assert not res.conflicts
+    assert res.prove("N == 7").name != "PROVEN"
+    # when the condition is known false the branch runs, and N is pinned
+    res = smtshape.analyze(if_model(THEN_ID, els, cond_init=False))
+    assert res.prove("N == 7").name == "PROVEN"
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 5), st.booleans())
+def test_if_vs_ort(n, c):
+    m = if_model(THEN_ID, ELSE_CAT)
+    want = run_ort(m, {"c": np.array(c), "x": np.zeros((n, 4), np.float32)})[0]
+    res = smtshape.analyze(m)
+    d0, d1 = res.shape("y")
+    assert d1.expr == want[1]
+    assert want[0] <= E.evaluate(d0.bound, {"N": n})
+
+
+# ---------------------------------------------------------------- Loop
+def loop_body(extra_nodes=(), scan_src="xin"):
+    nodes = list(extra_nodes)
+    nodes += [h.make_node("Identity", ["cin"], ["cout"]), h.make_node("Identity", [scan_src], ["scan"])]
+    return h.make_graph(nodes, "body",
+                        [vi("i", T.INT64, []), vi("cin", T.BOOL, []), vi("xin", T.FLOAT)],
+                        [vi("cout", T.BOOL, []), vi("xout", T.FLOAT), vi("scan", T.FLOAT)])
+
+
+def loop_model(body, m=None, cond=None):
+    inputs, inits = [vi("x", T.FLOAT, ["N", 4])], []
+    if m is None:
+        inputs.append(vi("M", T.INT64, []))
+    else:
+        inits.append(h.make_tensor("M", T.INT64, [], [m]))
+    names = ["M", "", "x"]
+    if cond is not None:
+        inits.append(h.make_tensor("c", T.BOOL, [], [cond]))
+        names[1] = "c"
+    return model([h.make_node("Loop", names, ["xf", "sc"], body=body, name="node")],
+                 inputs, [vi("xf", T.FLOAT), vi("sc", T.FLOAT)], inits)
+
+
+INVARIANT = loop_body([h.make_node("Add", ["xin", "xin"], ["xout"])])
+GROWING = loop_body([h.make_node("Concat", ["xin", "xin"], ["xout"], axis=0)])
+# scanning a growing value is rejected by onnxruntime past one iteration; scan a fixed-size slice instead
+GROWING_OK = loop_body([h.make_node("Concat", ["xin", "xin"], ["xout"], axis=0),
+                        h.make_node("Constant", [], ["z"], value=h.make_tensor("zv", T.FLOAT, [2], [0, 1]))],
+                       scan_src="z")
+
+
+def test_loop_invariant_carried_and_known_trip():
+    res = smtshape.analyze(loop_model(INVARIANT, m=3))
+    assert exprs(res, "xf") == ("N", 4)
+    assert exprs(res, "sc") == (3, "N", 4)
+    assert all(d.exactness is EX for d in res.shape("sc"))
+
+
+def test_loop_growing_carried_is_not_exact():
+    res = smtshape.analyze(loop_model(GROWING, m=3))
+    d0, d1 = res.shape("xf")
+    assert d0.exactness is not EX and d1.expr == 4 and d1.exactness is EX
+    s = res.shape("sc")
+    assert s[0].expr == 3 and s[1].exactness is not EX and s[2].expr == 4
+
+
+def test_loop_runtime_trip_count():
+    res = smtshape.analyze(loop_model(INVARIANT))
+    assert exprs(res, "xf") == ("N", 4)
+    s = res.shape("sc")
+    assert s is None or s[0].exactness is not EX
+
+
+def test_loop_growing_with_fixed_scan():
+    res = smtshape.analyze(loop_model(GROWING_OK, m=3))
+    assert exprs(res, "sc") == (3, 2)
+    assert res.shape("xf")[0].exactness is not EX
+
+
+def test_loop_zero_trip():
+    res = smtshape.analyze(loop_model(INVARIANT, m=0))
+    assert exprs(res, "xf") == ("N", 4)
+    # onnxruntime: no iteration -> the body output's static shape if it finds one, else (0,)
+    assert res.shape("sc") is None
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 4), st.integers(0, 3), st.booleans())
+def test_loop_vs_ort(m, n, grow):
+    mod = loop_model(GROWING_OK if grow else INVARIANT, m=m)
+    want = run_ort(mod, {"x": np.zeros((n, 4), np.float32)})
+    res = smtshape.analyze(mod)
+    for name, w in zip(("xf", "sc"), want):
+        s = res.shape(name)
+        if s is None:
+            continue
+        assert len(s) == len(w)
+        for d, x in zip(s, w):
+            if d.exactness is EX:
+                assert E.evaluate(d.expr, {"N": n}) == x

@@ -1,0 +1,340 @@
+"""Elementwise rules: broadcasting, unary ops, Where, Clip, Cast, value propagation."""
+import numpy as np
+import onnx
+import onnx_ir as ir
+import onnxruntime as ort
+import pytest
+import sympy
+from hypothesis import given, settings, strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+from smtshape import analyze
+from smtshape.dim import Exactness
+from smtshape.registry import register
+from smtshape.testing import exprs, infer_node, node_model, ts
+
+NP = {"float": np.float32, "int64": np.int64, "bool": np.bool_, "int32": np.int32}
+
+
+def value(res, name):
+    return res._lookup(name)[1].value
+
+
+def rnd(shape):
+    return np.asarray(np.random.rand(*shape), dtype=np.float32)
+
+
+def run_ort(model, feeds):
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for o in model.graph.output:
+        o.ClearField("type")
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+# A test-only op that exposes its input's shape as a value (like Shape), so value
+# propagation can be tested independently of the Shape rule.
+@register("test.elementwise", "ShapeOf", 1)
+def _shape_of(ctx):
+    s = ctx.shape(0)
+    ctx.set_output(0, (len(s),), ir.DataType.INT64, value=s)
+
+
+def chain(x_shape, nodes, inits=(), x_dtype=TensorProto.FLOAT):
+    """A model: input x (shape x_shape) -> ShapeOf -> s, then ``nodes``; outputs z."""
+    n0 = helper.make_node("ShapeOf", ["x"], ["s"], name="shapeof", domain="test.elementwise")
+    g = helper.make_graph([n0] + list(nodes), "g", [helper.make_tensor_value_info("x", x_dtype, x_shape)],
+                          [helper.make_tensor_value_info("z", TensorProto.UNDEFINED, None)],
+                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18),
+                                            helper.make_opsetid("test.elementwise", 1)], ir_version=8)
+    return analyze(m)
+
+
+# ------------------------------------------------------------ broadcasting shapes
+def test_broadcast_symbol_and_one():
+    res = infer_node("Add", [ts("float", ["N", 1]), ts("float", [1, "M"])])
+    assert exprs(res, "y0") == ("N", "M")
+    assert not res.conflicts
+    assert all(d.exactness is Exactness.EXACT for d in res.shape("y0"))
+
+
+def test_broadcast_two_symbols_is_bcast_not_max():
+    res = infer_node("Mul", [ts("float", ["N"]), ts("float", ["M"])])
+    d = res.shape("y0")[0]
+    assert "max" not in str(d.expr).lower()
+    rels = [str(c.relation) for c in res.constraints if c.provenance.node == "node"]
+    assert any("N == M" in r and "N == 1" in r and "M == 1" in r for r in rels)
+    # exact at N = 0, M = 1 (where max would be wrong) and N = 5, M = 1
+    assert res.evaluate({"N": 0, "M": 1})["y0"] == (0,)
+    assert res.evaluate({"N": 1, "M": 7})["y0"] == (7,)
+
+
+def test_broadcast_with_one_keeps_symbol():
+    res = infer_node("Sub", [ts("float", ["N"]), ts("float", [1])])
+    assert exprs(res, "y0") == ("N",)
+    assert not [c for c in res.constraints if c.provenance.node == "node" and c.status == "residual"]
+
+
+def test_broadcast_rank_extension_and_zero():
+    res = infer_node("Add", [ts("float", [2, 0, 3]), ts("float", [3])])
+    assert exprs(res, "y0") == (2, 0, 3)
+    res = infer_node("Add", [ts("float", [0]), ts("float", [1])])
+    assert exprs(res, "y0") == (0,)
+
+
+def test_broadcast_conflict_names_node():
+    res = infer_node("Add", [ts("float", [3]), ts("float", [4])])
+    assert res.conflicts
+    assert "node" in res.conflicts[0].nodes
+
+
+def test_broadcast_symbol_vs_constant_pins_or_constrains():
+    res = infer_node("Add", [ts("float", ["N"]), ts("float", [5])])
+    assert exprs(res, "y0") == (5,)
+    assert res.prove("N == 5 or N == 1").name == "PROVEN"
+
+
+def test_comparison_gives_bool_and_arith_keeps_dtype():
+    res = infer_node("Less", [ts("float", ["N"]), ts("float", ["N"])])
+    assert res.dtype("y0") == onnx.TensorProto.BOOL or int(res.dtype("y0")) == TensorProto.BOOL
+    res = infer_node("Add", [ts("int64", ["N"]), ts("int64", ["N"])])
+    assert int(res.dtype("y0")) == TensorProto.INT64
+
+
+def test_variadic_max_three_inputs():
+    res = infer_node("Max", [ts("float", ["A", 1, 1]), ts("float", [1, "B", 1]), ts("float", [4])])
+    assert exprs(res, "y0") == ("A", "B", 4)
+
+
+def test_variadic_legacy_requires_equal_shapes():
+    res = infer_node("Sum", [ts("float", [2, 3]), ts("float", [2, 4])], opset=6)
+    assert res.conflicts and "node" in res.conflicts[0].nodes
+
+
+def test_legacy_add_broadcast_axis():
+    res = infer_node("Add", [ts("float", [2, 3, 4, 5]), ts("float", [3, 4])], {"broadcast": 1, "axis": 1}, opset=6)
+    assert exprs(res, "y0") == (2, 3, 4, 5)
+    assert not res.conflicts
+    res = infer_node("Add", [ts("float", [2, 3, 4, 5]), ts("float", [4, 4])], {"broadcast": 1, "axis": 1}, opset=6)
+    assert res.conflicts
+
+
+def test_prelu_unidirectional():
+    res = infer_node("PRelu", [ts("float", ["N", "C", "H"]), ts("float", ["S", 1])])
+    assert exprs(res, "y0") == ("N", "C", "H")
+    assert res.prove("S == C or S == 1").name == "PROVEN"
+    res = infer_node("PRelu", [ts("float", [2, 3]), ts("float", [4])])
+    assert res.conflicts
+
+
+def test_where_three_way():
+    res = infer_node("Where", [ts("bool", ["N", 1]), ts("float", [1, "M"]), ts("float", [1])])
+    assert exprs(res, "y0") == ("N", "M")
+    assert int(res.dtype("y0")) == TensorProto.FLOAT
+
+
+# ------------------------------------------------------------ unary ops
+@pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Softplus", "HardSwish"])
+def test_unary_shape(op):
+    res = infer_node(op, [ts("float", ["N", 0, 3])])
+    assert exprs(res, "y0") == ("N", 0, 3)
+
+
+def test_unary_rank_unknown():
+    res = infer_node("Relu", [ts("float", None)])
+    assert res.shape("y0") is None
+
+
+def test_not_isnan_bool():
+    res = infer_node("IsNaN", [ts("float", ["N"])])
+    assert int(res.dtype("y0")) == TensorProto.BOOL
+
+
+def test_dropout_mask():
+    res = infer_node("Dropout", [ts("float", ["N", 4])], n_outputs=2)
+    assert exprs(res, "y1") == ("N", 4)
+    assert int(res.dtype("y1")) == TensorProto.BOOL
+
+
+def test_clip_attrs_and_inputs():
+    res = infer_node("Clip", [ts("float", ["N"])], {"min": 0.0, "max": 6.0}, opset=6)
+    assert exprs(res, "y0") == ("N",)
+    res = infer_node("Clip", [ts("float", ["N"]), np.array(0.0, np.float32), None])
+    assert exprs(res, "y0") == ("N",)
+    res = infer_node("Clip", [np.array([-5, 3, 9], np.int64), np.array(0, np.int64), np.array(4, np.int64)])
+    assert value(res, "y0") == (0, 3, 4)
+
+
+def test_cast_and_castlike_dtype():
+    res = infer_node("Cast", [ts("float", ["N"])], {"to": TensorProto.INT64})
+    assert int(res.dtype("y0")) == TensorProto.INT64 and exprs(res, "y0") == ("N",)
+    res = infer_node("CastLike", [ts("float", ["N"]), ts("int32", [])])
+    assert int(res.dtype("y0")) == TensorProto.INT32
+
+
+# ------------------------------------------------------------ value propagation (constants)
+def test_div_truncates_like_onnxruntime():
+    a = np.array([-7, 7, -7, 7, 6, 0], np.int64)
+    b = np.array([2, -2, -2, 2, 3, 5], np.int64)
+    res = infer_node("Div", [a, b])
+    truth = run_ort(node_model("Div", [ts("int64", [6]), ts("int64", [6])]), {"x0": a, "x1": b})[0]
+    assert value(res, "y0") == tuple(int(x) for x in truth)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_matches_onnxruntime(fmod):
+    a = np.array([-7, 7, -7, 7, 6, 0], np.int64)
+    b = np.array([2, -2, -2, 2, 3, 5], np.int64)
+    res = infer_node("Mod", [a, b], {"fmod": fmod})
+    truth = run_ort(node_model("Mod", [ts("int64", [6]), ts("int64", [6])], {"fmod": fmod}), {"x0": a, "x1": b})[0]
+    assert value(res, "y0") == tuple(int(x) for x in truth)
+
+
+def test_div_by_zero_value_unknown():
+    res = infer_node("Div", [np.array([4], np.int64), np.array([0], np.int64)])
+    assert value(res, "y0") == (None,)
+
+
+def test_values_broadcast():
+    res = infer_node("Mul", [np.array([[1], [2]], np.int64), np.array([3, 4, 5], np.int64)])
+    assert exprs(res, "y0") == (2, 3)
+    assert value(res, "y0") == (3, 4, 5, 6, 8, 10)
+
+
+def test_comparison_and_where_values():
+    res = infer_node("Equal", [np.array([1, 2, 3], np.int64), np.array(2, np.int64)])
+    assert value(res, "y0") == (False, True, False)
+    res = infer_node("Where", [np.array([True, False]), np.array([1, 2], np.int64), np.array([7], np.int64)])
+    assert value(res, "y0") == (1, 7)
+
+
+def test_float_const_integral_cast_back():
+    res = infer_node("Cast", [np.array([2.0, 3.5, -1.0], np.float32)], {"to": TensorProto.INT64})
+    assert value(res, "y0")[0] == 2 and value(res, "y0")[2] == -1
+    assert value(res, "y0")[1] is None     # not claimed (never wrong)
+
+
+# ------------------------------------------------------------ value propagation (symbolic)
+def test_symbolic_div_and_reshape_chain_values():
+    res = chain(["N", "S", 64], [
+        helper.make_node("Mul", ["s", "two"], ["m"]),
+        helper.make_node("Div", ["m", "four"], ["z"]),
+    ], inits=[("two", np.array([2], np.int64)), ("four", np.array([4], np.int64))])
+    v = value(res, "z")
+    N, S = sympy.Symbol("N", integer=True, nonnegative=True), sympy.Symbol("S", integer=True, nonnegative=True)
+    got = [res.store.canon(x) for x in v]
+    # (2N)//4 == N//2; check numerically on a few bindings
+    for n, s in [(0, 0), (3, 5), (7, 1)]:
+        env = {N: n, S: s}
+        assert [int(sympy.sympify(g).xreplace(env)) if not isinstance(g, int) else g for g in got] == \
+               [(2 * n) // 4, (2 * s) // 4, 32]
+
+
+def test_symbolic_sub_neg_div_unknown():
+    # (0 - N) / 2 has a negative numerator: truncation != floor, so no value is claimed
+    res = chain(["N"], [
+        helper.make_node("Sub", ["zero", "s"], ["m"]),
+        helper.make_node("Div", ["m", "two"], ["z"]),
+    ], inits=[("zero", np.array([0], np.int64)), ("two", np.array([2], np.int64))])
+    assert value(res, "z") == (None,)
+
+
+def test_symbolic_compare_where_cast():
+    res = chain(["N", 4], [
+        helper.make_node("Equal", ["s", "four"], ["e"]),
+        helper.make_node("Where", ["e", "s", "one"], ["w"]),
+        helper.make_node("Cast", ["w"], ["z"], to=TensorProto.FLOAT),
+    ], inits=[("four", np.array([4], np.int64)), ("one", np.array([1], np.int64))])
+    v = value(res, "z")
+    assert v[1] == 4                                       # 4 == 4 decided
+    N = sympy.Symbol("N", integer=True, nonnegative=True)
+    assert isinstance(v[0], sympy.Piecewise)
+    assert v[0].xreplace({N: 4}) == 4 and v[0].xreplace({N: 3}) == 1
+
+
+def test_symbolic_max_min():
+    res = chain(["N"], [helper.make_node("Max", ["s", "one"], ["z"])], inits=[("one", np.array([1], np.int64))])
+    v = value(res, "z")[0]
+    N = sympy.Symbol("N", integer=True, nonnegative=True)
+    assert v.xreplace({N: 0}) == 1 and v.xreplace({N: 5}) == 5
+
+
+# ------------------------------------------------------------ properties vs onnxruntime
+@st.composite
+def broadcastable(draw, n=2):
+    r = draw(st.integers(0, 4))
+    out = [draw(st.integers(0, 4)) for _ in range(r)]
+    shapes = []
+    for _ in range(n):
+        k = draw(st.integers(0, r))
+        s = [d if draw(st.booleans()) else 1 for d in out[r - k:]]
+        shapes.append(s)
+    return shapes
+
+
+def _names(shape, tag):
+    return [f"{tag}{k}" for k in range(len(shape))]
+
+
+@settings(max_examples=30, deadline=None)
+@given(broadcastable(2), st.sampled_from(["Add", "Mul", "Less", "Max", "Pow"]))
+def test_property_binary_broadcast(shapes, op):
+    names = [_names(s, t) for s, t in zip(shapes, "ab")]
+    res = infer_node(op, [ts("float", n) for n in names])
+    bind = {n: d for ns, s in zip(names, shapes) for n, d in zip(ns, s)}
+    got = res.evaluate(bind)["y0"]
+    feeds = {f"x{i}": rnd(s) for i, s in enumerate(shapes)}
+    truth = run_ort(node_model(op, [ts("float", s) for s in shapes]), feeds)[0]
+    assert got == truth.shape
+    assert not res.conflicts
+
+
+@settings(max_examples=30, deadline=None)
+@given(broadcastable(3))
+def test_property_where(shapes):
+    names = [_names(s, t) for s, t in zip(shapes, "abc")]
+    res = infer_node("Where", [ts("bool", names[0]), ts("float", names[1]), ts("float", names[2])])
+    bind = {n: d for ns, s in zip(names, shapes) for n, d in zip(ns, s)}
+    got = res.evaluate(bind)["y0"]
+    feeds = {"x0": np.asarray(rnd(shapes[0]) > 0.5), "x1": rnd(shapes[1]), "x2": rnd(shapes[2])}
+    m = node_model("Where", [ts("bool", shapes[0]), ts("float", shapes[1]), ts("float", shapes[2])])
+    assert got == run_ort(m, feeds)[0].shape
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-20, 20), min_size=1, max_size=5),
+       st.lists(st.integers(-6, 6).filter(lambda x: x != 0), min_size=1, max_size=1),
+       st.sampled_from(["Div", "Mod", "Sub", "Mul", "Less", "Equal", "Max"]))
+def test_property_int_values(a, b, op):
+    a, b = np.array(a, np.int64), np.array(b, np.int64)
+    res = infer_node(op, [a, b])
+    truth = run_ort(node_model(op, [ts("int64", list(a.shape)), ts("int64", list(b.shape))]),
+                    {"x0": a, "x1": b})[0]
+    assert value(res, "y0") == tuple(x.item() for x in truth.reshape(-1))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 50), st.integers(1, 7), st.sampled_from(["Div", "Mod"]))
+def test_property_symbolic_div_mod(n, k, op):
+    res = chain(["N"], [helper.make_node(op, ["s", "k"], ["z"])], inits=[("k", np.array([k], np.int64))])
+    v = value(res, "z")[0]
+    assert v is not None
+    N = sympy.Symbol("N", integer=True, nonnegative=True)
+    got = int(v.xreplace({N: n})) if not isinstance(v, int) else v
+    truth = run_ort(node_model(op, [ts("int64", [1]), ts("int64", [1])]),
+                    {"x0": np.array([n], np.int64), "x1": np.array([k], np.int64)})[0]
+    assert got == int(truth[0])
+
+
+def test_cast_symbol_to_bool_is_a_condition_not_the_symbol():
+    # a sympy Symbol is also a sympy Boolean: Cast(N -> bool) must be "N != 0", not N
+    res = chain(["N"], [
+        helper.make_node("Cast", ["s"], ["b"], to=TensorProto.BOOL),
+        helper.make_node("Where", ["b", "seven", "three"], ["z"]),
+    ], inits=[("seven", np.array([7], np.int64)), ("three", np.array([3], np.int64))])
+    (c,) = value(res, "b")
+    N = sympy.Symbol("N", integer=True, nonnegative=True)
+    assert c != N and c.xreplace({N: 0}) == sympy.false and c.xreplace({N: 2}) == sympy.true
+    (w,) = value(res, "z")
+    assert w.xreplace({N: 0}) == 3 and w.xreplace({N: 5}) == 7

@@ -1,0 +1,297 @@
+"""Rules of smtshape/ops/indexing.py, checked by hand and against onnxruntime."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+from hypothesis import given, settings, strategies as st
+from onnx import TensorProto, helper
+
+from smtshape import expr as E
+from smtshape.dim import Exactness
+from smtshape.testing import exprs, infer_node, node_model, ts
+
+EX, UB, UNK = Exactness.EXACT, Exactness.UPPER_BOUND, Exactness.UNKNOWN
+
+
+def run_ort(op, inputs, attrs=None, feeds=None, n_outputs=1, opset=18, otypes=None):
+    m = node_model(op, inputs, attrs, opset=opset, n_outputs=n_outputs)
+    otypes = otypes or [TensorProto.FLOAT] * n_outputs
+    del m.graph.output[:]
+    m.graph.output.extend([helper.make_tensor_value_info(f"y{k}", otypes[k], None) for k in range(n_outputs)])
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return [tuple(o.shape) for o in s.run(None, feeds or {})]
+
+
+def rule_ids(res):
+    return {c.provenance.rule for c in res.constraints}
+
+
+def conflict_rules(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints}
+
+
+def bound_at(dim, env):
+    return E.evaluate(dim.bound, env)
+
+
+# ---------------------------------------------------------------- GatherElements
+def test_gather_elements_shape_and_dims_constraint():
+    res = infer_node("GatherElements", [ts("float", ["N", "C"]), ts("int64", ["K", "J"])], {"axis": 1})
+    assert exprs(res, "y0") == ("K", "J")
+    assert "gatherelements.dims" in rule_ids(res)
+    assert res.prove("K <= N").name == "PROVEN"
+    assert res.prove("J <= C").name != "PROVEN"
+
+
+def test_gather_elements_conflicts():
+    res = infer_node("GatherElements", [ts("float", [2, 3]), ts("int64", [4, 3])], {"axis": 1})
+    assert "gatherelements.dims" in conflict_rules(res)
+    res = infer_node("GatherElements", [ts("float", [2, 3]), ts("int64", [2, 3, 1])])
+    assert "gatherelements.rank" in conflict_rules(res)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_gather_elements_vs_ort(dshape, data):
+    axis = data.draw(st.integers(-len(dshape), len(dshape) - 1))
+    ishape = [data.draw(st.integers(0, d)) for d in dshape]
+    ishape[axis] = data.draw(st.integers(0, 5))
+    idx = np.random.randint(0, dshape[axis], size=ishape).astype(np.int64)
+    x = np.random.rand(*dshape).astype(np.float32)
+    want = run_ort("GatherElements", [ts("float", dshape), idx], {"axis": axis}, {"x0": x})[0]
+    res = infer_node("GatherElements", [ts("float", dshape), idx], {"axis": axis})
+    assert exprs(res, "y0") == want and not res.conflicts
+
+
+# ---------------------------------------------------------------- GatherND
+def test_gather_nd_batch_dims():
+    res = infer_node("GatherND", [ts("float", ["B", 5, 6]), ts("int64", ["B2", "K", 1])], {"batch_dims": 1})
+    assert exprs(res, "y0") == ("B", "K", 6)   # B2 unified with B
+    assert "gathernd.batch_dims" in rule_ids(res)
+
+
+def test_gather_nd_unknown_depth_and_conflict():
+    res = infer_node("GatherND", [ts("float", [5, 6]), ts("int64", ["K", "M"])])
+    assert res.shape("y0") is None
+    res = infer_node("GatherND", [ts("float", [3, 5, 6]), ts("int64", [4, 2, 1])], {"batch_dims": 1})
+    assert "gathernd.batch_dims" in conflict_rules(res)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=4), st.data())
+def test_gather_nd_vs_ort(dshape, data):
+    r = len(dshape)
+    b = data.draw(st.integers(0, r - 1))
+    m = data.draw(st.integers(1, r - b))
+    mid = data.draw(st.lists(st.integers(0, 3), max_size=2))
+    ishape = dshape[:b] + mid + [m]
+    idx = np.stack([np.random.randint(0, dshape[b + j], size=ishape[:-1]) for j in range(m)], -1).astype(np.int64)
+    idx = idx.reshape(ishape)
+    x = np.random.rand(*dshape).astype(np.float32)
+    want = run_ort("GatherND", [ts("float", dshape), idx], {"batch_dims": b}, {"x0": x})[0]
+    res = infer_node("GatherND", [ts("float", dshape), idx], {"batch_dims": b})
+    assert exprs(res, "y0") == want and not res.conflicts
+
+
+# ---------------------------------------------------------------- Scatter family
+def test_scatter_nd_updates_shape():
+    res = infer_node("ScatterND", [ts("float", ["N", "C", 4]), ts("int64", ["K", 1]), ts("float", ["U", "C2", 4])])
+    assert exprs(res, "y0") == ("N", "C", 4)
+    assert res.prove("U == K").name == "PROVEN" and res.prove("C2 == C").name == "PROVEN"
+    res = infer_node("ScatterND", [ts("float", [3, 4]), ts("int64", [2, 1]), ts("float", [2, 5])])
+    assert "scatternd.updates_shape" in conflict_rules(res)
+    res = infer_node("ScatterND", [ts("float", [3, 4]), ts("int64", [2, 3]), ts("float", [2])])
+    assert "scatternd.index_depth" in conflict_rules(res)
+
+
+def test_scatter_elements_constraints():
+    res = infer_node("ScatterElements", [ts("float", ["N", "C"]), ts("int64", ["K", "J"]),
+                                         ts("float", ["K2", "J2"])], {"axis": 0})
+    assert exprs(res, "y0") == ("N", "C")
+    assert res.prove("K2 == K").name == "PROVEN"
+    assert res.prove("J <= C").name == "PROVEN"
+    res = infer_node("ScatterElements", [ts("float", [2, 3]), ts("int64", [2, 2]), ts("float", [2, 3])])
+    assert "scatterelements.updates_shape" in conflict_rules(res)
+    res = infer_node("Scatter", [ts("float", [2, 3]), ts("int64", [2, 2, 1]), ts("float", [2, 2, 1])], opset=9)
+    assert "scatter.rank" in conflict_rules(res)
+
+
+# ---------------------------------------------------------------- OneHot
+def test_onehot_float_depth_const_and_runtime_depth():
+    res = infer_node("OneHot", [ts("int64", ["N", 3]), np.array(7.0, np.float32), np.array([0, 1], np.float32)],
+                     {"axis": 1})
+    assert exprs(res, "y0") == ("N", 7, 3)
+    res = infer_node("OneHot", [ts("int64", ["N"]), ts("int64", [1]), np.array([0, 1], np.float32)])
+    d = res.shape("y0")[1]
+    assert res.shape("y0")[0].exactness is EX and d.exactness is UNK
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=3), st.integers(1, 6), st.data())
+def test_onehot_vs_ort(ishape, depth, data):
+    axis = data.draw(st.integers(-len(ishape) - 1, len(ishape)))
+    idx = np.random.randint(0, depth, size=ishape).astype(np.int64)
+    ins = [ts("int64", ishape), np.array([depth], np.int64), np.array([0, 1], np.float32)]
+    want = run_ort("OneHot", ins, {"axis": axis}, {"x0": idx})[0]
+    res = infer_node("OneHot", ins, {"axis": axis})
+    assert exprs(res, "y0") == want
+
+
+# ---------------------------------------------------------------- Compress
+def test_compress_bound_and_known_condition():
+    res = infer_node("Compress", [ts("float", ["N", "M"]), ts("bool", ["C"])], {"axis": 1})
+    d = res.shape("y0")[1]
+    assert d.exactness is UB and bound_at(d, {"C": 3, "M": 5}) == 3 and bound_at(d, {"C": 7, "M": 5}) == 5
+    res = infer_node("Compress", [ts("float", ["N", "M"]), ts("bool", ["C"])])
+    assert res.shape("y0")[0].exactness is UB and len(res.shape("y0")) == 1
+    res = infer_node("Compress", [ts("float", [4, 5]), np.array([True, False, True])], {"axis": 0})
+    assert exprs(res, "y0") == (2, 5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=3), st.data())
+def test_compress_vs_ort(shape, data):
+    axis = data.draw(st.sampled_from([None] + list(range(len(shape)))))
+    size = int(np.prod(shape)) if axis is None else shape[axis]
+    cond = np.array(data.draw(st.lists(st.booleans(), max_size=size)), dtype=bool)
+    x = np.random.rand(*shape).astype(np.float32)
+    attrs = {} if axis is None else {"axis": axis}
+    names = [f"d{k}" for k in range(len(shape))]
+    want = run_ort("Compress", [ts("float", shape), ts("bool", [len(cond)])], attrs, {"x0": x, "x1": cond})[0]
+    res = infer_node("Compress", [ts("float", names), ts("bool", ["C"])], attrs)
+    env = dict(zip(names, shape), C=len(cond))
+    out = res.shape("y0")
+    assert len(out) == len(want)
+    for k, (d, w) in enumerate(zip(out, want)):
+        if d.exactness is EX:
+            assert E.evaluate(d.expr, env) == w
+        else:
+            assert d.exactness is UB and w <= bound_at(d, env)
+
+
+# ---------------------------------------------------------------- NonZero
+def test_nonzero_symbolic_and_known():
+    res = infer_node("NonZero", [ts("float", ["N", 3])])
+    r, n = res.shape("y0")
+    assert r.expr == 2 and r.exactness is EX
+    assert n.exactness is UB and bound_at(n, {"N": 4}) == 12
+    res = infer_node("NonZero", [np.array([[1, 0, 2], [0, 0, 3]], np.int64)])
+    assert exprs(res, "y0") == (2, 3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 4), max_size=3), st.data())
+def test_nonzero_vs_ort(shape, data):
+    arr = np.array(data.draw(st.lists(st.integers(0, 2), min_size=int(np.prod(shape)),
+                                      max_size=int(np.prod(shape)))), np.int64).reshape(shape)
+    want = run_ort("NonZero", [ts("int64", shape)], None, {"x0": arr}, otypes=[TensorProto.INT64])[0]
+    # known input: the count is exact
+    res = infer_node("NonZero", [arr])
+    assert exprs(res, "y0") == want
+    # symbolic input: the count is bounded by numel
+    names = [f"d{k}" for k in range(len(shape))]
+    res = infer_node("NonZero", [ts("int64", names)])
+    env = dict(zip(names, shape))
+    r, n = res.shape("y0")
+    assert r.expr == want[0] and want[1] <= bound_at(n, env)
+
+
+# ---------------------------------------------------------------- TopK
+def test_topk_const_k_and_constraint():
+    res = infer_node("TopK", [ts("float", ["N", "M"]), np.array([3], np.int64)], n_outputs=2)
+    assert exprs(res, "y0") == ("N", 3) and exprs(res, "y1") == ("N", 3)
+    assert res.prove("M >= 3").name == "PROVEN"
+    res = infer_node("TopK", [ts("float", ["N", 2]), np.array([3], np.int64)], n_outputs=2)
+    assert "topk.k" in conflict_rules(res)
+
+
+def test_topk_runtime_k_upper_bound_and_opset1():
+    res = infer_node("TopK", [ts("float", ["N", "M"]), ts("int64", [1])], {"axis": 0}, n_outputs=2)
+    k = res.shape("y0")[0]
+    assert k.exactness is UB and bound_at(k, {"N": 5, "M": 2}) == 5
+    assert res.shape("y1")[0].expr == k.expr
+    res = infer_node("TopK", [ts("float", ["N", 8])], {"k": 4}, n_outputs=2, opset=1)
+    assert exprs(res, "y0") == ("N", 4)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.data())
+def test_topk_vs_ort(shape, data):
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    k = data.draw(st.integers(0, shape[axis]))
+    x = np.random.rand(*shape).astype(np.float32)
+    ins = [ts("float", shape), np.array([k], np.int64)]
+    want = run_ort("TopK", ins, {"axis": axis}, {"x0": x}, n_outputs=2, otypes=[TensorProto.FLOAT, TensorProto.INT64])
+    res = infer_node("TopK", ins, {"axis": axis}, n_outputs=2)
+    assert [exprs(res, "y0"), exprs(res, "y1")] == want and not res.conflicts
+
+
+# ---------------------------------------------------------------- Unique
+def test_unique_outputs():
+    res = infer_node("Unique", [ts("float", ["N", "M"])], n_outputs=4)
+    (u,), (i,), (inv,), (c,) = (res.shape(f"y{k}") for k in range(4))
+    assert u.exactness is UB and bound_at(u, {"N": 2, "M": 3}) == 6
+    assert i.expr == u.expr and c.expr == u.expr
+    assert inv.exactness is EX and str(inv.expr) == "M*N"
+    res = infer_node("Unique", [ts("float", ["N", "M"])], {"axis": 1}, n_outputs=4)
+    y = res.shape("y0")
+    assert y[0].expr.name == "N" and y[1].exactness is UB and exprs(res, "y2") == ("M",)
+    res = infer_node("Unique", [np.array([3, 1, 3, 2], np.int64)], n_outputs=4)
+    assert exprs(res, "y0") == (3,) and exprs(res, "y2") == (4,)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 3), min_size=1, max_size=3), st.data())   # onnxruntime aborts on empty input
+def test_unique_vs_ort(shape, data):
+    axis = data.draw(st.sampled_from([None] + list(range(len(shape)))))
+    arr = np.random.randint(0, 3, size=shape).astype(np.int64)
+    attrs = {} if axis is None else {"axis": axis}
+    try:
+        want = run_ort("Unique", [ts("int64", shape)], attrs, {"x0": arr}, n_outputs=4,
+                       otypes=[TensorProto.INT64] * 4)
+    except Exception:
+        return  # onnxruntime rejects some empty inputs
+    names = [f"d{k}" for k in range(len(shape))]
+    env = dict(zip(names, shape))
+    res = infer_node("Unique", [ts("int64", names)], attrs, n_outputs=4)
+    for k in range(4):
+        out = res.shape(f"y{k}")
+        assert len(out) == len(want[k])
+        for d, w in zip(out, want[k]):
+            if d.exactness is EX:
+                assert E.evaluate(d.expr, env) == w
+            else:
+                assert d.exactness is UB and w <= bound_at(d, env)
+    # known input: exact
+    res = infer_node("Unique", [arr], attrs, n_outputs=4)
+    assert exprs(res, "y0") == want[0]
+
+
+# ---------------------------------------------------------------- NonMaxSuppression
+def test_nms_bound_and_constraints():
+    res = infer_node("NonMaxSuppression", [ts("float", ["B", "S", 4]), ts("float", ["B2", "C", "S2"]),
+                                           np.array([5], np.int64)])
+    n, three = res.shape("y0")
+    assert three.expr == 3 and n.exactness is UB
+    assert bound_at(n, {"B": 2, "C": 3, "S": 4}) == 24 and bound_at(n, {"B": 2, "C": 3, "S": 9}) == 30
+    assert res.prove("B2 == B").name == "PROVEN" and res.prove("S2 == S").name == "PROVEN"
+    res = infer_node("NonMaxSuppression", [ts("float", ["B", "S", 5]), ts("float", ["B", "C", "S"])])
+    assert "nms.box_size" in conflict_rules(res)
+    assert exprs(res, "y0") == (0, 3)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 3), st.integers(0, 6), st.integers(0, 4))
+def test_nms_vs_ort(b, c, s, mo):
+    boxes = np.random.rand(b, s, 4).astype(np.float32)
+    scores = np.random.rand(b, c, s).astype(np.float32)
+    ins = [ts("float", ["B", "S", 4]), ts("float", ["B", "C", "S"]), np.array([mo], np.int64)]
+    want = run_ort("NonMaxSuppression", ins, None, {"x0": boxes, "x1": scores}, otypes=[TensorProto.INT64])[0]
+    res = infer_node("NonMaxSuppression", ins)
+    n = res.shape("y0")[0]
+    env = {"B": b, "C": c, "S": s}
+    if n.exactness is EX:
+        assert E.evaluate(n.expr, env) == want[0]
+    else:
+        assert want[0] <= bound_at(n, env)
