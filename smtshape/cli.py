@@ -595,12 +595,12 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         err.write("smtshape: interrupted\n")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
+    except BrokenPipeError:  # e.g. "smtshape infer m.onnx | head": stop quietly
         try:
-            sys.stdout = None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except Exception:
             pass
-        return EXIT_OK
+        return EXIT_FAIL
     except OSError as e:
         where = f" {e.filename!r}" if getattr(e, "filename", None) else ""
         err.write(f"smtshape: error: cannot access{where}: {_one_line(e.strerror or e)}\n")

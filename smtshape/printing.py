@@ -24,7 +24,10 @@ def show(e) -> str:
 
 @lru_cache(maxsize=65536)
 def _show(e) -> str:
-    return _p(e, 0)
+    try:
+        return _p(e, 0)
+    except (ValueError, RecursionError):
+        return str(e)   # a report must never fail on an odd term; such text is not re-parsed
 
 
 def _name(n: str) -> str:

@@ -146,8 +146,8 @@ class Result:
             m[s] = E.to_sympy(st.canon(info.upper))
         # monotone substitution is valid only when c is non-decreasing in each data symbol:
         # accept c linear in the data symbols with non-negative coefficients
-        poly = sympy.Poly(c, *data) if all(isinstance(s, sympy.Symbol) for s in data) else None
         try:
+            poly = sympy.Poly(c, *data) if all(isinstance(s, sympy.Symbol) for s in data) else None
             if poly is None or poly.total_degree() > 1 or any(
                     not (co.is_nonnegative is True) for co in poly.coeffs()):
                 return None
@@ -339,7 +339,9 @@ class Result:
                 if isinstance(d.expr, int):
                     dim.dim_value = d.expr
                 else:
-                    dim.dim_param = show(d.expr)
+                    text = _reparseable(d.expr)
+                    if text is not None:
+                        dim.dim_param = text
         return vi
 
     def table(self) -> str:
@@ -407,6 +409,17 @@ def _assumptions_alone_imply(store, rel) -> bool:
         return s.check(z3.Not(terms.formula(rel))) == z3.unsat
     except Untranslatable:
         return False
+
+
+def _reparseable(e) -> str | None:
+    """``show(e)`` when smtshape's own parser reads it back to the same value, else None."""
+    from .parse import ParseError, parse_expr
+    text = show(e)
+    try:
+        back = parse_expr(text)
+    except ParseError:
+        return None
+    return text if back == e or E.sub(back, e) == 0 else None
 
 
 _SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}

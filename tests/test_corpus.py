@@ -22,8 +22,9 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SETS = ("corpus", "vnncomp")
 
 # Total correct % of non-data-dependent axes, per set; set a little below what
-# was measured (see the commit that last changed them) so regressions fail.
-FLOORS = {"corpus": 0.0, "vnncomp": 0.0}
+# was measured so regressions fail.  Measured 2026 dev run: corpus 99.9%, vnncomp 88.5%
+# (cctsdb_yolo x2 still crash: 697 axes; raise the vnncomp floor to ~99 once they analyze).
+FLOORS = {"corpus": 99.0, "vnncomp": 87.0}
 
 
 def _models(name):
