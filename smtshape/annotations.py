@@ -13,8 +13,7 @@
 """
 from __future__ import annotations
 
-from . import expr as E
-from .constraints import Conflict, Constraint, Provenance, eq
+from .constraints import Conflict, Provenance, eq
 from .errors import BadInput
 from .printing import show
 from .store import Verdict
@@ -92,6 +91,7 @@ def apply_override(engine, ctx):
 def check_annotations(engine, policy: str):
     """Policies 'refine' and 'strict': verify each annotation after the walk."""
     st = engine.store
+    first_use: dict = {}   # foreign dim_param -> (value name, axis, inferred expr)
     for o, ann in engine.annotations.items():
         t = engine.values.get(o)
         node = o.producer()
@@ -101,27 +101,41 @@ def check_annotations(engine, policy: str):
         problems = []
         if t is None or t.shape is None:
             if any(isinstance(d, int) for d in dims):
-                problems.append(f"annotation gives '{o.name}' the shape "
+                problems.append((f"shape of '{o.name}' as annotated", f"annotation gives '{o.name}' the shape "
                                 f"({', '.join('?' if d is None or isinstance(d, tuple) else show(d) for d in dims)})"
-                                " but the analysis cannot infer its rank; not trusted (policy override adopts it)")
+                                " but the analysis cannot infer its rank; not trusted (policy override adopts it)"))
         elif len(dims) != len(t.shape):
-            problems.append(f"annotation says '{o.name}' has rank {len(dims)}, inference says {len(t.shape)}")
+            problems.append((f"rank of '{o.name}' == {len(dims)}",
+                             f"annotation says '{o.name}' has rank {len(dims)}, inference says {len(t.shape)}"))
         else:
             for k, (inf, a) in enumerate(zip(t.shape, dims)):
-                if a is None or isinstance(a, tuple):
+                if isinstance(a, tuple):
+                    # a name we do not know claims only: every axis carrying it is equal
+                    prev = first_use.setdefault(a[1], (o.name, k, inf))
+                    if prev[:2] != (o.name, k) and st.decide(eq(prev[2], inf)) is not Verdict.PROVEN:
+                        rel = f"'{prev[0]}'[{prev[1]}] == '{o.name}'[{k}]"
+                        verdict = "they differ" if st.decide(eq(prev[2], inf)) is Verdict.REFUTED \
+                            else "the analysis cannot prove them equal"
+                        problems.append((rel, f"annotation names '{o.name}' axis {k} and '{prev[0]}' axis "
+                                         f"{prev[1]} both {a[1]!r}, but inference gives {show(st.canon(inf))} "
+                                         f"and {show(st.canon(prev[2]))}: {verdict}; annotation not trusted"))
+                    continue
+                if a is None:
                     continue
                 v = st.decide(eq(inf, a))
                 if v is Verdict.PROVEN:
                     continue
                 ci = st.canon(inf)
+                rel = f"'{o.name}'[{k}] == {show(a)}"
                 if v is Verdict.REFUTED:
-                    problems.append(f"annotation says '{o.name}' axis {k} is {show(a)}, "
-                                    f"inference proves {show(ci)}: they differ; annotation not trusted")
+                    problems.append((rel, f"annotation says '{o.name}' axis {k} is {show(a)}, "
+                                    f"inference proves {show(ci)}: they differ; annotation not trusted"))
                 else:
-                    problems.append(f"annotation says '{o.name}' axis {k} is {show(a)}, inference gives "
-                                    f"{show(ci)} and cannot prove them equal; annotation not trusted")
-        for p in problems:
+                    problems.append((rel, f"annotation says '{o.name}' axis {k} is {show(a)}, inference gives "
+                                    f"{show(ci)} and cannot prove them equal; annotation not trusted"))
+        for rel, p in problems:
             if policy == "strict":
-                engine.annotation_conflicts.append(Conflict(p, [], {}, f"node '{nname}' (policy strict)"))
+                engine.annotation_conflicts.append(
+                    Conflict(rel, [], {}, f"{p} (node '{nname}', policy strict)"))
             else:
                 engine.diagnostic("annotation", p, nname, op, "warning")

@@ -15,7 +15,6 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 
-from . import expr as E
 from . import registry
 from .constraints import Provenance, eq
 from .context import INT_TYPES, MAX_VALUE_ELEMENTS, Context, TensorInfo
@@ -349,7 +348,10 @@ def onnx_node_fallback(ctx: Context):
         input_types[proto.input[i]] = helper.make_tensor_type_proto(int(t.dtype), shape)
     try:
         out = shape_inference.infer_node_outputs(schema, proto, input_types)
-    except Exception:
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        ctx.engine.diagnostic("rule_error", f"ONNX's node inference rejects this node: {first}; "
+                              "its outputs are unknown", ctx.name, node.op_type, "warning")
         return
     for i, o in enumerate(node.outputs):
         tp = out.get(proto.output[i]) if i < len(proto.output) else None

@@ -179,15 +179,8 @@ class Result:
     def _relation(self, claim) -> Relation:
         if not isinstance(claim, str):
             return claim
-        from .parse import parse_relation
-        return parse_relation(claim, symbol=self._symbol_for)
-
-    def _symbol_for(self, name: str):
-        info = self.store.symbols.get(name)
-        if info is None:
-            known = ", ".join(sorted(i.name for i in self.store.input_symbols())) or "none"
-            raise BadInput(f"unknown dim name {name!r} (input dims: {known})")
-        return info.symbol
+        from .query import parse_query
+        return parse_query(self, claim)[0]
 
     def static_value(self, dim) -> int | None:
         e = dim.expr if isinstance(dim, Dim) else dim

@@ -15,7 +15,8 @@ from onnx import helper, numpy_helper
 
 import smtshape
 from smtshape import expr as E
-from smtshape.cli import main, rewrite_value_dims
+from smtshape.cli import main
+from smtshape.query import rewrite_value_dims
 from smtshape.parse import parse_expr
 
 REPO = Path(smtshape.__file__).resolve().parent.parent

@@ -30,10 +30,15 @@ def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
 
 
 def unify(ctx, a, b, rule: str, message: str):
-    """Emit ``a == b`` and return the better representative (a constant if any)."""
+    """Emit ``a == b`` and return the better representative (a constant if any).
+
+    When the two are refuted (a conflict, already recorded with both values),
+    the result is an UNKNOWN dim: never a size taken from one of the inputs."""
     if a == b:
         return a
-    ctx.equal(a, b, rule, message)
+    c = ctx.equal(a, b, rule, message)
+    if c.status == "conflict":
+        return ctx.unknown_dim(f"{rule.replace('.', '_')}_conflict")
     if isinstance(b, int) and not isinstance(a, int):
         return b
     return ctx.store.canon(a)
@@ -62,7 +67,7 @@ def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
     msg = f"inputs broadcast on axis {axis}: {show(a)} and {show(b)} must be equal or one of them 1"
     if isinstance(a, int) and isinstance(b, int):
         ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)  # records the conflict
-        return max(a, b)
+        return ctx.unknown_dim(f"{rule.replace('.', '_')}_conflict")
     st = ctx.store
     if st.decide(eq(a, b)) is Verdict.PROVEN:
         return a if isinstance(a, int) else b if isinstance(b, int) else a
