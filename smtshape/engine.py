@@ -262,6 +262,12 @@ class Engine:
             self.diagnostic("rule_error", f"internal error in the {node.op_type} rule "
                             f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
             ctx.outputs_set.clear()
+        if node.inputs and not all(_settled(self.values.get(o)) for o in node.outputs if o.name):
+            from .fold import try_fold
+            try:
+                try_fold(ctx)
+            except Exception:  # folding is an optimisation; never fatal
+                pass
         for i, o in enumerate(node.outputs):
             if i not in ctx.outputs_set and o.name:
                 self.values[o] = TensorInfo(None, o.dtype)
@@ -274,6 +280,15 @@ class Engine:
                             " (opset {}); using ONNX's own node inference where it gives something, "
                             "otherwise outputs are UNKNOWN".format(ctx.opset), ctx.name, node.op_type, "warning")
         onnx_node_fallback(ctx)
+
+
+def _settled(t) -> bool:
+    """Nothing left for constant folding to add: a constant or fully known integer value."""
+    if t is None:
+        return False
+    if t.const is not None:
+        return True
+    return t.value is not None and t.shape is not None and all(isinstance(v, (int, bool)) for v in t.value)
 
 
 def const_info(tensor, dtype=None) -> TensorInfo:

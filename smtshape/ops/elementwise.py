@@ -159,13 +159,43 @@ def v_div(ctx, a, b):
         return q if (a >= 0) == (b > 0) or q == 0 else -q
     if b == 1:
         return a
+    if not isinstance(b, int):
+        q = _exact_quotient(a, b)
+        if q is not None:
+            # a is a multiple of b as polynomials; the division runs only when b != 0
+            ctx.require(ne(b, 0), "div.nonzero", f"integer division by {show(b)} needs a non-zero divisor")
+            return q
     if not nonneg(ctx, a):
+        if isinstance(b, int) and b > 0:
+            return _trunc_div(a, b)
         return None
     if isinstance(b, int):
         return E.floordiv(a, b) if b > 0 else E.neg(E.floordiv(a, -b)) if b < 0 else None
     if decide(ctx, gt(b, 0)) is Verdict.PROVEN:
         return E.floordiv(a, b)
     return None
+
+
+def _exact_quotient(a, b):
+    """``a / b`` when sympy's automatic cancellation of equal factors leaves no
+    denominator and an integer coefficient (``(16*B*X) / (16*B) -> X``), else None."""
+    if isinstance(a, int) or not isinstance(b, (sympy.Symbol, sympy.Mul)):
+        return None
+    q = sympy.Mul(a, sympy.Pow(b, -1))
+    num, den = sympy.fraction(q)
+    if den != 1:
+        return None
+    for term in sympy.Add.make_args(num):
+        coeff, _ = term.as_coeff_Mul()
+        if not coeff.is_Integer:
+            return None
+    return E.norm(num)
+
+
+def _trunc_div(a, b: int):
+    """int64 division truncates toward zero: floor for a >= 0, -floor(-a / b) below."""
+    return E.norm(sympy.Piecewise((E.to_sympy(E.floordiv(a, b)), sympy.Ge(E.to_sympy(a), 0)),
+                                  (E.to_sympy(E.neg(E.floordiv(E.neg(a), b))), True)))
 
 
 def v_fdiv(ctx, a, b):

@@ -1,0 +1,97 @@
+"""Constant folding: a node whose inputs are all known constants is run.
+
+Exporters compute shape arithmetic on float constants (``int(16 ** 0.5)`` in
+ViT/CLIP position interpolation becomes Pow -> Cast), which value
+propagation over integer expressions does not cover.  When every input of a
+deterministic standard op is a small known tensor, the engine runs the node
+with ``onnx.reference`` (ONNX's own reference implementation) and records
+the outputs as constants: exact shapes, dtypes and elements.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx_ir as ir
+from onnx import helper
+
+from .context import INT_TYPES, MAX_VALUE_ELEMENTS
+
+MAX_ELEMENTS = 4096
+_SKIP = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+         "Bernoulli", "Dropout", "Constant", "If", "Loop", "Scan", "SequenceConstruct"}
+
+
+def _input_array(ctx, i):
+    t = ctx.input(i)
+    if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
+        return None
+    if int(np.prod(t.shape)) > MAX_ELEMENTS:
+        return None
+    if t.const is not None or t.tensor is not None:
+        return ctx.const(i)
+    if t.value is None or t.dtype not in INT_TYPES:
+        return None
+    vals = ctx.value(i)
+    if any(not isinstance(v, (int, bool)) for v in vals):
+        return None
+    try:
+        return np.array(vals, dtype=ir.DataType(t.dtype).numpy()).reshape(t.shape)
+    except Exception:
+        return None
+
+
+def try_fold(ctx) -> bool:
+    """Run the node on its constant inputs; set its outputs. False when not applicable."""
+    node = ctx.node
+    if node.domain not in ("", "ai.onnx") or node.op_type in _SKIP or not node.inputs:
+        return False
+    if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        return False
+    arrays = []
+    for i in range(ctx.num_inputs):
+        if not ctx.has_input(i):
+            arrays.append(None)
+            continue
+        a = _input_array(ctx, i)
+        if a is None:
+            return False
+        arrays.append(a)
+    try:
+        # any floating-point or integer trouble (division by zero, overflow) means
+        # the runtime's answer is not the reference's: do not fold
+        with np.errstate(all="raise"):
+            outs = _run(node, arrays, ctx.opset)
+    except Exception:
+        return False
+    if outs is None or any(o is None or np.asarray(o).size > MAX_ELEMENTS for o in outs):
+        return False
+    for k, o in enumerate(outs):
+        o = np.asarray(o)
+        try:
+            dtype = ir.DataType(helper.np_dtype_to_tensor_dtype(o.dtype))
+        except Exception:
+            return False
+        value = None
+        if dtype in INT_TYPES and o.size <= MAX_VALUE_ELEMENTS:
+            value = tuple(bool(x) if dtype == ir.DataType.BOOL else int(x) for x in o.reshape(-1))
+        ctx.set_output(k, tuple(int(d) for d in o.shape), dtype, value, o)
+    return True
+
+
+def _run(node, arrays, opset):
+    from onnx.reference import ReferenceEvaluator
+
+    proto = ir.serde.serialize_node(node)
+    names = [f"i{k}" if a is not None else "" for k, a in enumerate(arrays)]
+    outs = [f"o{k}" for k in range(len(proto.output))]
+    del proto.input[:]
+    proto.input.extend(names)
+    del proto.output[:]
+    proto.output.extend(outs)
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+              for n, a in zip(names, arrays) if a is not None]
+    graph = helper.make_graph([proto], "fold", inputs,
+                              [helper.make_empty_tensor_value_info(o) for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset or 17)])
+    feeds = {n: a for n, a in zip(names, arrays) if a is not None}
+    return ReferenceEvaluator(model).run(None, feeds)
+
