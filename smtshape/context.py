@@ -125,7 +125,7 @@ class Context:
         if a is None:
             return default
         v = a.value
-        if isinstance(v, ir.TensorProtocol) or hasattr(v, "numpy"):
+        if a.type == ir.AttributeType.TENSOR:
             try:
                 return v.numpy()
             except Exception:

@@ -15,7 +15,7 @@ from onnx import helper
 
 from .context import INT_TYPES, MAX_VALUE_ELEMENTS
 
-MAX_ELEMENTS = 4096
+MAX_ELEMENTS = 64    # shape arithmetic is scalars and short vectors; weights are not folded
 _SKIP = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
          "Bernoulli", "Dropout", "Constant", "If", "Loop", "Scan", "SequenceConstruct"}
 

@@ -33,6 +33,7 @@ _INT_RANGE = {ir.DataType.INT64: (-2 ** 63, 2 ** 63 - 1), ir.DataType.INT32: (-2
               ir.DataType.UINT64: (0, 2 ** 64 - 1), ir.DataType.UINT32: (0, 2 ** 32 - 1),
               ir.DataType.UINT16: (0, 2 ** 16 - 1), ir.DataType.UINT8: (0, 255)}
 _MAX_CONST = 4096
+_MAX_FLOAT_CONST = 64
 
 
 # ============================================================ value helpers
@@ -98,8 +99,11 @@ def values(ctx, i):
     v = ctx.value(i)
     if v is not None:
         return v
+    t = ctx.input(i)
+    if t is None or t.shape is None or not static(t.shape) or math.prod(t.shape) > _MAX_FLOAT_CONST:
+        return None     # float weights are not shape arithmetic: never read them
     c = ctx.const(i)
-    if c is None or c.size > _MAX_CONST or c.dtype.kind not in "f":
+    if c is None or c.dtype.kind not in "f":
         return None
     out = []
     for x in c.reshape(-1).tolist():
