@@ -32,12 +32,10 @@ import fnmatch
 import io
 import json
 import logging
-import os
 import platform
 import signal
 import statistics
 import sys
-import tempfile
 import time
 import traceback
 from collections import Counter
@@ -48,6 +46,7 @@ sys.path.insert(0, str(REPO))
 
 import onnx  # noqa: E402
 
+from smtshape.fileio import write_atomic  # noqa: E402
 from smtshape.truth import Grade, grade_ir, grade_proto, grade_smtshape, load_truth, strip_value_info  # noqa: E402
 
 ALL_TOOLS = ("smtshape", "ort", "osi", "onnx")
@@ -464,21 +463,6 @@ def report(results, tools, runs, corpora) -> str:
         lines.append(f"- **{t}**: " + ", ".join(f"{label} {_fmt_ms(ms)} ms" for ms, label in xs))
     lines.append("")
     return "\n".join(lines)
-
-
-def write_atomic(path, text):
-    path = Path(path)
-    d = path.resolve().parent
-    d.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def to_json(results, tools):

@@ -18,10 +18,10 @@ import json
 import os
 import re
 import sys
-import tempfile
 
 from . import __version__
 from .errors import BadInput, SmtShapeError
+from .fileio import write_atomic
 from .query import _parse_problem, parse_query
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 3, 130
@@ -286,19 +286,6 @@ def _same_file(a, b) -> bool:
         return False
 
 
-def _write_text_atomic(path: str, text: str) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def _write_outputs(result, args) -> None:
     """Write the output files (before anything is printed, so a failed write leaves no
     half report); ``--smtlib -`` is printed later by :func:`_print_smtlib`."""
@@ -310,7 +297,7 @@ def _write_outputs(result, args) -> None:
                            f"{e.strerror or e}") from None
     if args.smtlib and args.smtlib != "-":
         try:
-            _write_text_atomic(args.smtlib, result.to_smtlib())
+            write_atomic(args.smtlib, result.to_smtlib())
         except OSError as e:
             raise BadInput(f"cannot write SMT-LIB to {args.smtlib!r}: {e.strerror or e}") from None
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 
 import onnx
@@ -13,6 +12,7 @@ from . import expr as E
 from .constraints import Conflict, Relation, eq, ge, le
 from .dim import Dim, Exactness
 from .errors import BadInput
+from .fileio import write_atomic
 from .printing import show
 from .store import Verdict
 
@@ -303,16 +303,7 @@ class Result:
             vi = self._value_info(o.name)
             if vi is not None and vi.type.tensor_type.HasField("shape"):
                 o.type.tensor_type.shape.CopyFrom(vi.type.tensor_type.shape)
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".onnx", dir=d)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(proto.SerializeToString())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_atomic(path, proto.SerializeToString())
 
     def _value_info(self, name):
         s = self.shape(name)
