@@ -313,8 +313,10 @@ def report(results, models, args, argv) -> str:
            "Command:", "", "```", "python benchmarks/bench.py " + " ".join(argv), "```", "",
            "Machine:", ""] + _machine(results) + [""]
     out += [f"Time: median of {args.repeat} in-process runs after 1 warm-up, model loading excluded, "
-            "each (tool, model) in its own subprocess. Peak: growth of the worker's "
-            "`ru_maxrss` (MB) over the runs, native memory included. "
+            "each (tool, model) in its own subprocess. Peak: growth of the worker's peak resident set (MB) "
+            "over the warm-up and timed runs, native memory included (Linux: `VmHWM` after resetting it "
+            "through `/proc/self/clear_refs`, minus `VmRSS` at the reset; `ru_maxrss` is inherited across "
+            "fork + exec, so it is not used there). "
             f"Timeout {args.timeout:.0f} s per (tool, model) subprocess.", ""]
     head = ["model", "nodes"]
     for t in tools:
