@@ -6,6 +6,7 @@ import os
 from . import annotations as A
 from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
 from .errors import BadInput
+from .perf import paused_gc
 from .result import Result
 from .store import Domain, Store
 
@@ -39,6 +40,11 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
     for path in constraints or []:
         for line, text, rel in load_constraints(path):
             rels.append((f"{text}  ({os.fspath(path)}:{line})", rel))
+    with paused_gc():
+        return _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind)
+
+
+def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind) -> Result:
     m = load_model(model)
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     eng = Engine(m, store)

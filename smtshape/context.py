@@ -55,26 +55,28 @@ class Context:
         self.domain = node.domain
         self.name = node.name or f"{node.op_type}_{engine.node_index}"
         self.outputs_set: set[int] = set()
+        self.inputs = node.inputs        # onnx_ir builds a new tuple per access: read once
+        self.outputs = node.outputs
 
     # ------------------------------------------------------------ inputs
     @property
     def num_inputs(self) -> int:
-        return len(self.node.inputs)
+        return len(self.inputs)
 
     @property
     def num_outputs(self) -> int:
-        return len(self.node.outputs)
+        return len(self.outputs)
 
     def has_input(self, i: int) -> bool:
-        return i < len(self.node.inputs) and self.node.inputs[i] is not None
+        return i < len(self.inputs) and self.inputs[i] is not None
 
     def has_output(self, i: int) -> bool:
-        return i < len(self.node.outputs) and bool(self.node.outputs[i].name)
+        return i < len(self.outputs) and bool(self.outputs[i].name)
 
     def input(self, i: int) -> TensorInfo | None:
-        if not self.has_input(i):
+        if i >= len(self.inputs) or self.inputs[i] is None:
             return None
-        return self.engine.info(self.node.inputs[i])
+        return self.engine.info(self.inputs[i])
 
     def shape(self, i: int) -> tuple | None:
         t = self.input(i)
@@ -150,9 +152,9 @@ class Context:
 
     # ------------------------------------------------------------ outputs
     def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None):
-        if i >= len(self.node.outputs):
+        if i >= len(self.outputs):
             return
-        out = self.node.outputs[i]
+        out = self.outputs[i]
         if shape is not None:
             shape = tuple(self.cap(E.norm(d), f"{self.name}_out{i}") for d in shape)
             for k, d in enumerate(shape):

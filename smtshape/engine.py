@@ -82,8 +82,13 @@ def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
 
 
 def topo_order(graph) -> list:
-    """Nodes in dependency order (Kahn); BadInput naming a node on a cycle."""
+    """Nodes in dependency order (Kahn); BadInput naming a node on a cycle.
+
+    Exporters write sorted graphs: one linear pass confirms that and returns
+    the file's order; only an unsorted graph pays for the sort."""
     nodes = list(graph)
+    if _already_sorted(nodes):
+        return nodes
     index = {id(n): i for i, n in enumerate(nodes)}
     indeg = [0] * len(nodes)
     users: list[list[int]] = [[] for _ in nodes]
@@ -111,6 +116,21 @@ def topo_order(graph) -> list:
         names = ", ".join(f"'{n.name or n.op_type}'" for n in stuck[:5])
         raise BadInput(f"graph has a cycle (or a node reads a value produced after it in a loop): nodes {names}")
     return out
+
+
+def _already_sorted(nodes) -> bool:
+    produced_here = set()
+    for n in nodes:
+        for o in n.outputs:
+            produced_here.add(id(o))
+    seen: set = set()
+    for n in nodes:
+        for v in _all_inputs(n):
+            if v is not None and id(v) in produced_here and id(v) not in seen:
+                return False
+        for o in n.outputs:
+            seen.add(id(o))
+    return True
 
 
 def _all_inputs(node):
@@ -262,13 +282,14 @@ class Engine:
             self.diagnostic("rule_error", f"internal error in the {node.op_type} rule "
                             f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
             ctx.outputs_set.clear()
-        if node.inputs and not all(_settled(self.values.get(o)) for o in node.outputs if o.name):
+        if ctx.inputs and all(_foldable(self.values.get(v)) for v in ctx.inputs if v is not None) \
+                and not all(_settled(self.values.get(o)) for o in ctx.outputs if o.name):
             from .fold import try_fold
             try:
                 try_fold(ctx)
             except Exception:  # folding is an optimisation; never fatal
                 pass
-        for i, o in enumerate(node.outputs):
+        for i, o in enumerate(ctx.outputs):
             if i not in ctx.outputs_set and o.name:
                 self.values[o] = TensorInfo(None, o.dtype)
 
@@ -280,6 +301,11 @@ class Engine:
                             " (opset {}); using ONNX's own node inference where it gives something, "
                             "otherwise outputs are UNKNOWN".format(ctx.opset), ctx.name, node.op_type, "warning")
         onnx_node_fallback(ctx)
+
+
+def _foldable(t) -> bool:
+    """Could constant folding read this input (a constant or a known value)?"""
+    return t is not None and (t.const is not None or t.tensor is not None or t.value is not None)
 
 
 def _settled(t) -> bool:

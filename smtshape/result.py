@@ -13,6 +13,7 @@ from .constraints import Conflict, Relation, eq, ge, le
 from .dim import Dim, Exactness
 from .errors import BadInput
 from .fileio import write_atomic
+from .perf import paused_gc
 from .printing import show
 from .store import Verdict
 
@@ -70,7 +71,8 @@ class Result:
         return out
 
     def shapes(self) -> dict:
-        return {n: self.shape(n) for n in self._by_name}
+        with paused_gc():
+            return {n: self.shape(n) for n in self._by_name}
 
     def dtype(self, name: str):
         return self._lookup(name)[1].dtype
@@ -189,6 +191,7 @@ class Result:
     def evaluate(self, bindings: dict) -> dict:
         """Concrete shapes for concrete input dims: {value name: tuple or None}."""
         env = dict(bindings)
+        self.shapes()
         out = {}
         for name in self._by_name:
             s = self.shape(name)
