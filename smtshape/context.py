@@ -151,7 +151,7 @@ class Context:
             self.fail(f"takes at most {max_count} inputs, has {n}")
 
     # ------------------------------------------------------------ outputs
-    def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None):
+    def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None, tensor=None):
         if i >= len(self.outputs):
             return
         out = self.outputs[i]
@@ -164,7 +164,7 @@ class Context:
             value = tuple(value)
             if len(value) > MAX_VALUE_ELEMENTS:
                 value = None
-        self.engine.set_info(out, TensorInfo(shape, dtype, value, const))
+        self.engine.set_info(out, TensorInfo(shape, dtype, value, const, tensor))
         self.outputs_set.add(i)
 
     def set_unknown(self, i: int, dtype=None):

@@ -136,6 +136,8 @@ def _already_sorted(nodes) -> bool:
 def _all_inputs(node):
     """A node's inputs plus values its subgraphs capture from the outer scope."""
     yield from node.inputs
+    if not node.attributes:
+        return
     for attr in node.attributes.values():
         if attr.type == ir.AttributeType.GRAPH:
             yield from _captured(attr.value)
@@ -305,7 +307,11 @@ class Engine:
 
 def _foldable(t) -> bool:
     """Could constant folding read this input (a constant or a known value)?"""
-    return t is not None and (t.const is not None or t.tensor is not None or t.value is not None)
+    if t is None:
+        return False
+    if t.const is not None or t.tensor is not None:
+        return True
+    return t.value is not None and all(isinstance(v, (int, bool)) for v in t.value)
 
 
 def _settled(t) -> bool:

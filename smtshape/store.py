@@ -94,6 +94,7 @@ class Store:
         self._fed_syms: set = set()
         self._fed_elims: set = set()
         self._pending: list[Constraint] = []
+        self._residual_seen: dict = {}
         self._pending_elims: list = []
         self._fed: list[Constraint] = []
         self._epoch = 0                # bumps whenever Z3 learns something new
@@ -155,6 +156,7 @@ class Store:
         new._fed_syms = set()
         new._fed_elims = set()
         new._pending = [c for c in new.constraints if c.status == "residual"]
+        new._residual_seen = {}
         new._pending_elims = list(new.subst)
         new._fed = []
         new._epoch = self._epoch + 1
@@ -203,6 +205,11 @@ class Store:
             return c
         if isinstance(cr, Rel) and cr.op == "==" and self._absorb(c, cr):
             return c
+        first = self._residual_seen.get(cr)
+        if first is not None and first.status == "residual":
+            c.status = "duplicate"      # the same canonical fact is already in the store
+            return c
+        self._residual_seen[cr] = c
         c.status = "residual"
         self._pending.append(c)
         self._epoch += 1

@@ -23,6 +23,7 @@ from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
 from ..context import INT_TYPES, MAX_VALUE_ELEMENTS
 from ..printing import show
+from ..engine import const_info
 from ..registry import register
 from ..store import Verdict
 from .common import broadcast_shapes, norm_axes, norm_axis, numel, unify
@@ -241,14 +242,11 @@ def constant(ctx):
     if "sparse_value" in attrs:
         ctx.fail("sparse_value constants are not supported; the output is unknown")
     if "value" in attrs:
-        t = attrs["value"].value
-        dtype = t.dtype
-        try:
-            arr = np.asarray(t.numpy())
-        except Exception:
-            arr = None
-        shape = tuple(int(d) for d in t.shape)
-    elif "value_int" in attrs:
+        # like an initializer: static shape, small integer elements, the array read lazily
+        info = const_info(attrs["value"].value)
+        ctx.set_output(0, info.shape, info.dtype, value=info.value, const=info.const, tensor=info.tensor)
+        return
+    if "value_int" in attrs:
         dtype, arr = INT64, np.array(ctx.attr("value_int"), dtype=np.int64)
         shape = ()
     elif "value_ints" in attrs:
