@@ -28,9 +28,21 @@ class Specialization:
     nodes: list = field(default_factory=list)
     constraints: list = field(default_factory=list)
 
+    @property
+    def assumptions(self) -> list[str]:
+        """Assumptions (user's or domain) that the relation also rests on."""
+        out = []
+        for c in self.constraints:
+            if c.kind == "assumption":
+                out.append(c.provenance.message)
+            elif c.provenance.rule.endswith(".assume_not_one"):
+                out.append("symbolic dims are never 1 when broadcasting (no_broadcast_one)")
+        return list(dict.fromkeys(out))
+
     def __str__(self) -> str:
         where = ", ".join(f"'{n}'" for n in self.nodes) or "the model"
-        return f"{self.relation}  (forced by {where})"
+        extra = f"; under the assumptions: {'; '.join(self.assumptions)}" if self.assumptions else ""
+        return f"{self.relation}  (forced by {where}{extra})"
 
 
 class Result:

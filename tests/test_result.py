@@ -1,0 +1,120 @@
+"""Result semantics the core owns: specializations, exactness upgrades, annotation policies."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+import smtshape
+from smtshape import Exactness, Verdict
+from smtshape import expr as E
+from smtshape.examples import demo_model
+from smtshape.testing import infer_node, ts
+
+
+def test_demo_model_forces_seq_at_most_128_and_names_the_node():
+    res = smtshape.analyze(demo_model())
+    (spec,) = res.specializations
+    assert spec.relation == "seq <= 128"
+    assert "add_positions" in spec.nodes
+    # the sliced position table is exactly seq long once seq <= 128 is known
+    assert [str(d) for d in res.shape("probs")] == ["batch", "4", "seq", "seq"]
+    assert res.prove("seq <= 128") is Verdict.PROVEN
+    assert res.prove("seq <= 127") is Verdict.UNKNOWN
+
+
+def test_user_assumption_that_already_implies_the_bound_is_not_a_finding():
+    res = smtshape.analyze(demo_model(), assume=["seq <= 100"])
+    assert res.specializations == []
+
+
+def test_no_broadcast_one_is_named_in_the_specialization():
+    res = infer_node("Add", [ts("float", ["M"]), ts("float", ["N"])], no_broadcast_one=True)
+    (spec,) = res.specializations
+    assert "no_broadcast_one" in str(spec)
+    # without the assumption the exact broadcast is kept, never max(M, N)
+    res = infer_node("Add", [ts("float", ["M"]), ts("float", ["N"])])
+    (d,) = res.shape("y0")
+    assert res.evaluate({"M": 0, "N": 1})["y0"] == (0,)
+    assert res.evaluate({"M": 5, "N": 5})["y0"] == (5,)
+    assert res.specializations == []
+
+
+def _nonzero_then_reshape(target_first):
+    """NonZero count n (UPPER_BOUND), then a hard-coded Reshape that pins it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nonzero"),
+             helper.make_node("Reshape", ["nz", "shape"], ["r"], name="pin")]
+    init = [numpy_helper.from_array(np.array(target_first, np.int64), "shape")]
+    g = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("r", TensorProto.INT64, None)],
+                          initializer=init)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_data_symbol_is_upper_bound_until_a_fact_pins_it():
+    res = infer_node("NonZero", [ts("float", ["N"])])
+    one, n = res.shape("y0")
+    assert one.expr == 1
+    assert n.exactness is Exactness.UPPER_BOUND and str(n.bound) == "N"
+    # a Reshape to a fixed [1, 4] pins the count: upgraded to EXACT 4
+    res = smtshape.analyze(_nonzero_then_reshape([1, 4]))
+    assert res.shape("nz")[1].exactness is Exactness.EXACT
+    assert res.shape("nz")[1].expr == 4
+
+
+def _annotated(dim_value):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="relu"), helper.make_node("Identity", ["y"], ["z"])]
+    g = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                          value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", dim_value])])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_refine_reports_a_refuted_annotation_and_keeps_the_inference():
+    res = smtshape.analyze(_annotated(4))
+    assert [d.expr for d in res.shape("y")][1] == 3
+    msgs = [d.message for d in res.diagnostics if d.kind == "annotation"]
+    assert len(msgs) == 1 and "axis 1 is 4" in msgs[0] and "3" in msgs[0]
+    assert res.conflicts == []
+
+
+def test_strict_makes_it_a_conflict_and_skip_ignores_it():
+    assert smtshape.analyze(_annotated(4), policy="strict").conflicts
+    res = smtshape.analyze(_annotated(4), policy="skip")
+    assert not [d for d in res.diagnostics if d.kind == "annotation"] and res.conflicts == []
+
+
+def test_override_adopts_the_annotation_as_a_visible_constraint():
+    res = smtshape.analyze(_annotated(4), policy="override")
+    assert res.conflicts, "3 == 4 must be a conflict naming the annotation"
+    assert any(c.kind == "annotation" for c in res.constraints)
+    res = smtshape.analyze(_annotated(3), policy="override")
+    assert res.conflicts == []
+
+
+def test_unproven_static_annotation_is_not_trusted():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu"),
+                           helper.make_node("Identity", ["y"], ["z"])], "g", [x],
+                          [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+                          value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])])
+    res = smtshape.analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    assert str(res.shape("y")[0]) == "N"          # not 8: the claim is reported, not adopted
+    assert any("cannot prove" in d.message for d in res.diagnostics if d.kind == "annotation")
+
+
+def test_broadcast_upgrade_from_later_facts():
+    """A broadcast left as bcast(M, N) becomes N once another node makes M == N."""
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, ["M"])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, ["N"])
+    nodes = [helper.make_node("Add", ["a", "b"], ["s"], name="add"),
+             helper.make_node("Concat", ["a", "b"], ["c"], name="cat", axis=0),
+             helper.make_node("Reshape", ["c", "shape"], ["r"], name="pin")]
+    init = [numpy_helper.from_array(np.array([2, 7], np.int64), "shape")]
+    g = helper.make_graph(nodes, "g", [a, b], [helper.make_tensor_value_info("r", TensorProto.FLOAT, None),
+                                              helper.make_tensor_value_info("s", TensorProto.FLOAT, None)],
+                          initializer=init)
+    res = smtshape.analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    # M + N == 14 and (M == N or M == 1 or N == 1): not enough for a single value (7/7, 1/13, 13/1)
+    assert res.shape("s")[0].exactness is Exactness.EXACT
+    for m, n in [(7, 7), (1, 13), (13, 1)]:
+        assert E.evaluate(res.shape("s")[0].expr, {"M": m, "N": n}) == max(m, n)
+    assert res.prove("M + N == 14") is Verdict.PROVEN
