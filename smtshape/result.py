@@ -382,7 +382,8 @@ def _specializations(store) -> list[Specialization]:
             if store.decide(le(s, k)) is Verdict.PROVEN:
                 if _assumptions_alone_imply(store, le(s, k)):
                     break
-                out.append(Specialization(s.name, f"{s.name} <= {k}", None, _nodes(cone), cone))
+                core = store.explain_entailment(le(s, k), cone) or cone
+                out.append(Specialization(s.name, f"{s.name} <= {k}", None, _nodes(core), core))
                 break
     return out
 

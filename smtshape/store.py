@@ -427,6 +427,40 @@ class Store:
         self._epoch += 1
         return True
 
+    def explain_entailment(self, relation: Relation, candidates) -> list:
+        """A minimal subset of ``candidates`` (constraints) that, with the domain and the
+        substitutions, implies ``relation``; [] when they do not (or undecided)."""
+        terms = Z3Terms()
+        tracked = z3.Solver()
+        tracked.set("rlimit", self.rlimit * 5)
+        tracked.set("core.minimize", True)
+        lits = {}
+        syms = set(relation.symbols())
+        for c in candidates:
+            side: list = []
+            try:
+                f = terms.relation(self.canon_rel(c.relation), side)
+            except Untranslatable:
+                continue
+            name = f"c{c.id}"
+            lits[name] = c
+            tracked.assert_and_track(z3.And([f] + side) if side else f, z3.Bool(name))
+            syms |= self.canon_rel(c.relation).symbols()
+        for x in syms:
+            if x.is_nonnegative is True:
+                info = self.info(x)
+                v = terms.var(x.name)
+                tracked.add(v >= 1 if (info and info.kind == "input" and self.domain.inputs_positive) else v >= 0)
+        try:
+            side: list = []
+            goal = terms.relation(self.canon_rel(relation), side)
+        except Untranslatable:
+            return []
+        tracked.add(z3.Not(goal), *side)
+        if tracked.check() != z3.unsat:
+            return []
+        return [lits[str(x)] for x in tracked.unsat_core() if str(x) in lits]
+
     # ------------------------------------------------------------ queries
     def decide(self, relation: Relation, use_z3: bool = True) -> Verdict:
         """PROVEN / REFUTED / UNKNOWN for a relation under all constraints."""
