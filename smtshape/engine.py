@@ -119,17 +119,16 @@ def topo_order(graph) -> list:
 
 
 def _already_sorted(nodes) -> bool:
-    produced_here = set()
+    """Does every node read only values produced before it (or outside the graph)?"""
+    pending = set()
     for n in nodes:
-        for o in n.outputs:
-            produced_here.add(id(o))
-    seen: set = set()
+        pending.update(map(id, n.outputs))
     for n in nodes:
-        for v in _all_inputs(n):
-            if v is not None and id(v) in produced_here and id(v) not in seen:
+        inputs = _all_inputs(n) if n.attributes else n.inputs
+        for v in inputs:
+            if v is not None and id(v) in pending:
                 return False
-        for o in n.outputs:
-            seen.add(id(o))
+        pending.difference_update(map(id, n.outputs))
     return True
 
 

@@ -198,18 +198,35 @@ class Bcast(sympy.Function):
 def add(a, b) -> Expr:
     if isinstance(a, int) and isinstance(b, int):
         return a + b
-    return norm(to_sympy(a) + to_sympy(b))
+    return _add(a, b)
 
 
 def sub(a, b) -> Expr:
     if isinstance(a, int) and isinstance(b, int):
         return a - b
-    return norm(to_sympy(a) - to_sympy(b))
+    return _sub(a, b)
 
 
 def mul(a, b) -> Expr:
     if isinstance(a, int) and isinstance(b, int):
         return a * b
+    return _mul(a, b)
+
+
+# sympy arithmetic costs tens of microseconds even for repeated operands; the
+# same (a, b) pairs recur across layers, so results are interned here.
+@lru_cache(maxsize=65536)
+def _add(a, b):
+    return norm(to_sympy(a) + to_sympy(b))
+
+
+@lru_cache(maxsize=65536)
+def _sub(a, b):
+    return norm(to_sympy(a) - to_sympy(b))
+
+
+@lru_cache(maxsize=65536)
+def _mul(a, b):
     return norm(to_sympy(a) * to_sympy(b))
 
 
