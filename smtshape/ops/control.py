@@ -1,4 +1,4 @@
-"""Control flow: If and Loop (subgraphs).
+"""Control flow: If, Loop and Scan (subgraphs).
 
 A subgraph reads outer values by reference: the engine's value table already
 holds them, so walking a subgraph is running its nodes in topological order
@@ -24,6 +24,7 @@ from ..engine import const_info, topo_order
 from ..errors import BadInput
 from ..registry import register
 from ..store import Verdict
+from .common import norm_axis, unify_all
 
 INT64 = ir.DataType.INT64
 BOOL = ir.DataType.BOOL
@@ -287,3 +288,78 @@ def _trip_count(ctx, body, outs, m, cond0):
                                  for s in E.free_symbols(bound)):
         bound = None
     return ctx.data_symbol("trip", bound, "number of Loop iterations, known only at run time")
+
+
+# ---------------------------------------------------------------- Scan
+@register("", "Scan", since_version=9)
+def scan_rule(ctx):
+    """Scan (opset 9+): states carried like Loop; scan inputs sliced along their scan
+    axis; scan outputs stack the per-iteration values along their output axis."""
+    body = _graph_attr(ctx, "body")
+    m = int(ctx.require_attr("num_scan_inputs"))
+    n = ctx.num_inputs - m
+    if m < 1 or n < 0:
+        ctx.fail(f"num_scan_inputs is {m} but the node has {ctx.num_inputs} inputs")
+    if len(body.inputs) != n + m:
+        ctx.fail(f"body has {len(body.inputs)} inputs, expected {n} states + {m} scan inputs")
+    k_out = len(body.outputs) - n
+    if k_out < 0:
+        ctx.fail(f"body has {len(body.outputs)} outputs, fewer than its {n} states")
+    in_axes = [int(a) for a in ctx.attr("scan_input_axes", [0] * m)]
+    out_axes = [int(a) for a in ctx.attr("scan_output_axes", [0] * k_out)]
+    if len(in_axes) != m or len(out_axes) != k_out:
+        ctx.fail("scan_input_axes / scan_output_axes do not match the number of scan inputs / outputs")
+
+    lengths, slices = [], []
+    for j in range(m):
+        s = ctx.shape(n + j)
+        if s is None:
+            slices.append(None)
+            continue
+        ax = norm_axis(ctx, in_axes[j], len(s), "scan_input_axes")
+        lengths.append(s[ax])
+        slices.append(s[:ax] + s[ax + 1:])
+    length = unify_all(ctx, lengths, "scan.length",
+                       "every scan input has the same length along its scan axis") if lengths \
+        else ctx.unknown_dim("scan_len")
+    runs = ctx.proven(ge(length, 1))
+    known = set(ctx.store.symbols)
+
+    init = [ctx.input(j) if ctx.has_input(j) else TensorInfo() for j in range(n)]
+    init_shapes = [None if t.shape is None else tuple(ctx.store.canon(d) for d in t.shape) for t in init]
+    varying: list = [set() for _ in range(n)]
+    store = ctx.store if runs else _scratch(ctx.store)
+    shapes_in = init_shapes
+    eng = ctx.engine
+    for _attempt in range(6):
+        for j, (t, s) in enumerate(zip(init, shapes_in)):
+            eng.values[body.inputs[j]] = TensorInfo(s, t.dtype)
+        for j in range(m):
+            eng.values[body.inputs[n + j]] = TensorInfo(slices[j], ctx.dtype(n + j))
+        _walk(ctx, body, store)
+        if store is not ctx.store:
+            _reserve_names(ctx, store)
+        outs = [_out_info(ctx, v) for v in body.outputs]
+        if not _update_varying(ctx, store, varying, shapes_in, outs[:n]):
+            break
+        store = _scratch(ctx.store)
+        shapes_in = [_generic(store, ctx, s, var, j) for j, (s, var) in enumerate(zip(init_shapes, varying))]
+    else:
+        return  # did not stabilize: outputs stay unknown
+    for j in range(n):
+        s, var = init_shapes[j], varying[j]
+        if s is None or var is None:
+            ctx.set_output(j, None, init[j].dtype)
+            continue
+        ctx.set_output(j, [ctx.unknown_dim(f"scan_state{j}_d{k}") if k in var else d
+                           for k, d in enumerate(s)], init[j].dtype)
+    for q in range(k_out):
+        t = outs[n + q]
+        if t.shape is None or not runs:
+            # after zero iterations there is no per-iteration shape to stack
+            ctx.set_output(n + q, None, t.dtype)
+            continue
+        dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, ctx.store.canon(d), known)
+                else ctx.store.canon(d) for k, d in enumerate(t.shape)]
+        ax = norm_axis(ctx, out_axes[q], len(dims) + 1, "scan_output_axes")
+        ctx.set_output(n + q, dims[:ax] + [length] + dims[ax:], t.dtype)

@@ -1,5 +1,6 @@
 """Rules of smtshape/ops/control.py (If, Loop), checked by hand and against onnxruntime."""
 import numpy as np
+import pytest
 import onnxruntime as ort
 from hypothesis import given, settings, strategies as st
 from onnx import TensorProto as T, helper as h
@@ -179,3 +180,49 @@ def test_loop_vs_ort(m, n, grow):
         for d, x in zip(s, w):
             if d.exactness is EX:
                 assert E.evaluate(d.expr, {"N": n}) == x
+
+
+# ---------------------------------------------------------------- Scan
+def _scan_model(in_axis, out_axis, dims):
+    from onnx import TensorProto, helper
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_t"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y_t"])],
+        "body",
+        [helper.make_tensor_value_info("s_in", TensorProto.FLOAT, ["D"]),
+         helper.make_tensor_value_info("x_t", TensorProto.FLOAT, ["D"])],
+        [helper.make_tensor_value_info("s_out", TensorProto.FLOAT, ["D"]),
+         helper.make_tensor_value_info("y_t", TensorProto.FLOAT, ["D"])])
+    node = helper.make_node("Scan", ["s0", "xs"], ["s_final", "ys"], name="scan", body=body, num_scan_inputs=1,
+                            scan_input_axes=[in_axis], scan_output_axes=[out_axis])
+    g = helper.make_graph([node], "g",
+                          [helper.make_tensor_value_info("s0", TensorProto.FLOAT, ["D"]),
+                           helper.make_tensor_value_info("xs", TensorProto.FLOAT, dims)],
+                          [helper.make_tensor_value_info("s_final", TensorProto.FLOAT, None),
+                           helper.make_tensor_value_info("ys", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
+
+
+@pytest.mark.parametrize("in_axis,out_axis", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_scan_stacks_per_iteration_outputs_like_onnxruntime(in_axis, out_axis):
+    import numpy as np
+    import onnxruntime as ort
+    import smtshape
+    from smtshape import expr as E
+    dims = ["L", "D"] if in_axis == 0 else ["D", "L"]
+    model = _scan_model(in_axis, out_axis, dims)
+    res = smtshape.analyze(model, assume=["L >= 1"])
+    assert res.conflicts == []
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for L, D in [(3, 4), (1, 2), (5, 1)]:
+        xs = np.zeros((L, D) if in_axis == 0 else (D, L), np.float32)
+        got = sess.run(None, {"s0": np.zeros(D, np.float32), "xs": xs})
+        for name, arr in zip(["s_final", "ys"], got):
+            ours = res.shape(name)
+            assert tuple(E.evaluate(d.expr, {"L": L, "D": D}) for d in ours) == arr.shape
+
+
+def test_scan_length_unknown_to_be_positive_leaves_scan_output_rank_unknown():
+    import smtshape
+    res = smtshape.analyze(_scan_model(0, 0, ["L", "D"]))
+    assert res.shape("ys") is None           # at L == 0 there is no iteration to take a shape from
+    assert [str(d) for d in res.shape("s_final")] == ["D"]
