@@ -285,6 +285,8 @@ def report(results, tools, runs, corpora) -> str:
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     lines.append("# Shape inference scored against runtime truth")
     lines.append("")
+    lines.append("Command: `python " + " ".join(["benchmarks/corpus_score.py"] + sys.argv[1:]) + "`")
+    lines.append("")
     lines.append(f"Measured {now}: {len(results)} models from {', '.join(str(c) for c in corpora)}; "
                  f"tools {', '.join(tools)}. Grading: smtshape.truth (ANCHORS.md conventions): a dim is correct "
                  "when the tool's int or expression over the dynamic dims equals the runtime size at every binding; "
