@@ -196,12 +196,11 @@ class Context:
         return self.store.decide(relation) is Verdict.PROVEN
 
     def cap(self, e, hint: str):
-        """Replace an expression too big for sympy by a data symbol (recorded)."""
+        """Replace an expression too big for sympy by an alias symbol (see Store.alias)."""
         if isinstance(e, int) or E.size(e) <= E.MAX_OPS:
             return e
-        s = self.data_symbol(hint, None, "expression exceeded the size cap; value kept as a symbol")
-        self.require(eq(s, e), f"{self.op_type.lower()}.cap", "capped expression")
-        return s
+        return self.store.alias(e, self.provenance(f"{self.op_type.lower()}.cap",
+                                                   "an expression over the size cap, kept as a symbol"))
 
     def warn(self, message: str):
         self.engine.diagnostic("warning", message, self.name, self.op_type)

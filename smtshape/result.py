@@ -103,6 +103,9 @@ class Result:
         st = self.store
         if isinstance(c, int):
             return Dim(c, Exactness.EXACT)
+        c = self._expand_aliases(c)
+        if isinstance(c, int):
+            return Dim(c, Exactness.EXACT)
         c = self._upgrade(c)
         if isinstance(c, int):
             return Dim(c, Exactness.EXACT)
@@ -118,6 +121,18 @@ class Result:
         if bound is not None:
             return Dim(c, Exactness.UPPER_BOUND, bound)
         return Dim(c, Exactness.UNKNOWN)
+
+    def _expand_aliases(self, c):
+        """Put back the expressions that size-capped alias symbols stand for."""
+        defs = self.store.definitions
+        for _ in range(64):
+            hit = {s: E.to_sympy(self.store.canon(defs[s])) for s in E.free_symbols(c) if s in defs}
+            if not hit:
+                return c
+            c = E.norm(c.xreplace(hit))
+            if isinstance(c, int):
+                return c
+        return c
 
     def _upgrade(self, c):
         """Resolve Bcast / Min / Max atoms that the constraints decide."""

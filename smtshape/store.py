@@ -44,7 +44,7 @@ class Verdict(enum.Enum):
 @dataclass
 class SymbolInfo:
     symbol: sympy.Symbol
-    kind: str                         # "input" | "data"
+    kind: str                         # "input" | "data" | "alias" (stands for a capped expression)
     origin: Provenance
     generated: bool = False           # name made up by us (anonymous input dim, data symbol)
     upper: object = None              # data symbols: known upper bound expression
@@ -95,6 +95,8 @@ class Store:
         self._fed_elims: set = set()
         self._pending: list[Constraint] = []
         self._residual_seen: dict = {}
+        self.definitions: dict = {}       # alias symbol -> the expression it stands for
+        self._alias_of: dict = {}
         self._pending_elims: list = []
         self._fed: list[Constraint] = []
         self._epoch = 0                # bumps whenever Z3 learns something new
@@ -157,6 +159,8 @@ class Store:
         new._fed_elims = set()
         new._pending = [c for c in new.constraints if c.status == "residual"]
         new._residual_seen = {}
+        new.definitions = dict(self.definitions)
+        new._alias_of = dict(self._alias_of)
         new._pending_elims = list(new.subst)
         new._fed = []
         new._epoch = self._epoch + 1
@@ -191,7 +195,22 @@ class Store:
         return frozenset(out)
 
     # ------------------------------------------------------------ adding
-    def add(self, relation: Relation, prov: Provenance, kind: str = "rule") -> Constraint:
+    def alias(self, e, origin: Provenance):
+        """A symbol standing for the (too big) expression ``e``.
+
+        Its definition ``s == e`` goes to Z3 but is never absorbed by the fast path,
+        so later rules work on the small symbol; ``Result`` expands it back at the end
+        (``definitions``), so exactness is not lost."""
+        hit = self._alias_of.get(e)
+        if hit is not None:
+            return hit
+        s = self.declare(self.fresh_name("cap"), "alias", origin, generated=True)
+        self.definitions[s] = e
+        self._alias_of[e] = s
+        self.add(eq(s, e), origin, kind="definition", absorb=False)
+        return s
+
+    def add(self, relation: Relation, prov: Provenance, kind: str = "rule", absorb: bool = True) -> Constraint:
         c = Constraint(len(self.constraints), relation, prov, kind)
         self.constraints.append(c)
         cr = self.canon_rel(relation)
@@ -203,7 +222,7 @@ class Store:
             c.status = "conflict"
             self._fast_conflict(c, cr)
             return c
-        if isinstance(cr, Rel) and cr.op == "==" and self._absorb(c, cr):
+        if absorb and isinstance(cr, Rel) and cr.op == "==" and self._absorb(c, cr):
             return c
         first = self._residual_seen.get(cr)
         if first is not None and first.status == "residual":
@@ -219,6 +238,8 @@ class Store:
         info = self.info(s)
         if info is None:
             return (0, 0)
+        if info.kind == "alias":
+            return (0, info.serial)     # keep aliases: they exist to stay small
         rank = 3 if info.kind == "data" else (2 if info.generated else 1)
         return (rank, info.serial)
 

@@ -118,3 +118,40 @@ def test_broadcast_upgrade_from_later_facts():
     for m, n in [(7, 7), (1, 13), (13, 1)]:
         assert E.evaluate(res.shape("s")[0].expr, {"M": m, "N": n}) == max(m, n)
     assert res.prove("M + N == 14") is Verdict.PROVEN
+
+
+def test_expression_size_cap_keeps_rules_small_and_results_exact():
+    """A dim expression over the size cap becomes an alias symbol while rules run, and
+    is expanded back, still EXACT, in the result."""
+    from smtshape import register
+
+    @register("com.test", "Grow", since_version=1)
+    def grow(ctx):
+        (s,) = ctx.shape(0)
+        e = s
+        for k in range(2, 80):
+            e = E.add(E.floordiv(E.add(e, k), 2), E.smin(s, k))
+        ctx.set_output(0, (e,), ctx.dtype(0))
+
+    seen = {}
+
+    @register("com.test", "Peek", since_version=1)
+    def peek(ctx):
+        seen["dim"] = ctx.shape(0)[0]
+        ctx.set_output(0, ctx.shape(0), ctx.dtype(0))
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["S"])
+    nodes = [helper.make_node("Grow", ["x"], ["g"], domain="com.test"),
+             helper.make_node("Peek", ["g"], ["p"], domain="com.test")]
+    g = helper.make_graph(nodes, "g", [x], [helper.make_tensor_value_info("p", TensorProto.FLOAT, None)])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.test", 1)],
+                              ir_version=8)
+    res = smtshape.analyze(model)
+    assert E.size(seen["dim"]) == 0                    # the next rule saw a plain symbol
+    (d,) = res.shape("p")
+    assert d.exactness is Exactness.EXACT and E.size(d.expr) > E.MAX_OPS
+    for sv in (0, 1, 7, 100):                          # and the expanded expression is the real one
+        e = sv
+        for k in range(2, 80):
+            e = (e + k) // 2 + min(sv, k)
+        assert E.evaluate(d.expr, {"S": sv}) == e
