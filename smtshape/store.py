@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import threading
 from dataclasses import dataclass, field
 
 import sympy
@@ -78,6 +79,7 @@ DOMAIN_PROV = Provenance("", "domain", "domain.nonnegative", "every dim is a non
 class Store:
     domain: Domain = field(default_factory=Domain)
     rlimit: int = 2_000_000
+    watchdog_s: float = 10.0
 
     def __post_init__(self):
         self.symbols: dict[str, SymbolInfo] = {}
@@ -369,12 +371,20 @@ class Store:
             self._solver.add(*out)
 
     def _check(self, *assumptions):
+        """One budgeted check.  ``rlimit`` bounds the work deterministically; a
+        wall-clock watchdog interrupts Z3 as a last resort (its own ``timeout``
+        is not a hard bound).  An interrupted check is ``unknown``: never a proof."""
         self.z3_checks += 1
+        watchdog = threading.Timer(self.watchdog_s, self._solver.ctx.interrupt)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
             self.z3_unknowns += 1
             return z3.unknown
+        finally:
+            watchdog.cancel()
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res

@@ -114,3 +114,12 @@ def test_smtlib_export_parses():
     text = st.to_smtlib()
     assert z3.parse_smt2_string(text)
     assert "floor" not in text
+
+
+def test_watchdog_interrupts_an_unbounded_check_and_gives_unknown():
+    st = Store(rlimit=0, watchdog_s=0.2)          # rlimit 0: no resource budget at all
+    x = st.declare("x", "input", P())
+    y = st.declare("y", "input", P())
+    st.add(ge(y, 1), P())
+    st.add(eq(E.mul(x, x), E.mul(2, E.mul(y, y))), P())
+    assert st.decide(eq(E.add(x, y), 0)) is not Verdict.PROVEN
