@@ -122,4 +122,7 @@ def test_watchdog_interrupts_an_unbounded_check_and_gives_unknown():
     y = st.declare("y", "input", P())
     st.add(ge(y, 1), P())
     st.add(eq(E.mul(x, x), E.mul(2, E.mul(y, y))), P())
-    assert st.decide(eq(E.add(x, y), 0)) is not Verdict.PROVEN
+    # x*x == 2*y*y has no solution with y >= 1, so the claim is vacuously true, but only
+    # number theory shows it: Z3 searches without end.  The watchdog must stop it, and
+    # the answer must be UNKNOWN, never PROVEN.
+    assert st.decide(le(x, 10 ** 9)) is Verdict.UNKNOWN
