@@ -39,10 +39,42 @@ class Specialization:
                 out.append("symbolic dims are never 1 when broadcasting (no_broadcast_one)")
         return list(dict.fromkeys(out))
 
+    def __eq__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other          # specializations["seq"] == 196
+        if isinstance(other, Specialization):
+            return (self.symbol, self.relation, self.value, self.nodes) == \
+                (other.symbol, other.relation, other.value, other.nodes)
+        return NotImplemented
+
+    __hash__ = None
+
     def __str__(self) -> str:
         where = ", ".join(f"'{n}'" for n in self.nodes) or "the model"
         extra = f"; under the assumptions: {'; '.join(self.assumptions)}" if self.assumptions else ""
         return f"{self.relation}  (forced by {where}{extra})"
+
+
+class Specializations(list):
+    """The list of specializations, also indexed by input dim name:
+    ``specs["seq"].value == 196``, ``"seq" in specs``, ``specs.as_dict()``."""
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for s in self:
+                if s.symbol == key:
+                    return s
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        if isinstance(key, str):
+            return any(s.symbol == key for s in self)
+        return super().__contains__(key)
+
+    def as_dict(self) -> dict:
+        """{dim name: pinned int, or the relation text for a bound}."""
+        return {s.symbol: s.value if s.value is not None else s.relation for s in self}
 
 
 class Result:
@@ -253,9 +285,9 @@ class Result:
         return list(self.store.conflicts) + list(self.engine.annotation_conflicts)
 
     @property
-    def specializations(self) -> list[Specialization]:
+    def specializations(self) -> "Specializations":
         if self._specs is None:
-            self._specs = _specializations(self.store)
+            self._specs = Specializations(_specializations(self.store))
         return self._specs
 
     @property

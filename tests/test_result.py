@@ -155,3 +155,15 @@ def test_expression_size_cap_keeps_rules_small_and_results_exact():
         for k in range(2, 80):
             e = (e + k) // 2 + min(sv, k)
         assert E.evaluate(d.expr, {"S": sv}) == e
+
+
+def test_specializations_are_also_indexed_by_dim_name():
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 64])
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"], name="hard_reshape")], "g", [x],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.array([1, 196, 64], np.int64), "shape")])
+    res = smtshape.analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    specs = res.specializations
+    assert "seq" in specs and specs["seq"] == 196 and specs["seq"].nodes == ["hard_reshape"]
+    assert specs.as_dict() == {"seq": 196}
+    assert len(specs) == 1 and specs[0].relation == "seq == 196"
