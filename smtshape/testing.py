@@ -69,3 +69,19 @@ def exprs(res, name: str):
     if s is None:
         return None
     return tuple(d.expr if isinstance(d.expr, int) else show(d.expr) for d in s)
+
+
+def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
+    """Run ``model`` in onnxruntime (graph optimizations off) and return its outputs.
+
+    Output value types are cleared first: ``node_model`` leaves them undefined,
+    which onnxruntime refuses, and it infers them itself."""
+    import onnxruntime as ort
+
+    m = onnx.ModelProto.FromString(model.SerializeToString())
+    for o in m.graph.output:
+        o.ClearField("type")
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)

@@ -4,7 +4,6 @@ import numpy as np
 from smtshape import expr as E
 import onnx
 import onnx_ir as ir
-import onnxruntime as ort
 import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
@@ -13,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 from smtshape import analyze
 from smtshape.dim import Exactness
 from smtshape.registry import register
-from smtshape.testing import exprs, infer_node, node_model, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
 
 NP = {"float": np.float32, "int64": np.int64, "bool": np.bool_, "int32": np.int32}
 
@@ -26,12 +25,7 @@ def rnd(shape):
     return np.asarray(np.random.rand(*shape), dtype=np.float32)
 
 
-def run_ort(model, feeds):
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    for o in model.graph.output:
-        o.ClearField("type")
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
+run_ort = run_onnxruntime
 
 
 # A test-only op that exposes its input's shape as a value (like Shape), so value

@@ -1,25 +1,18 @@
 """Reduce* and ArgMax/ArgMin rules."""
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 from hypothesis import given, settings, strategies as st
 from onnx import TensorProto
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
 
 
 def value(res, name):
     return res._lookup(name)[1].value
 
 
-def run_ort(model, feeds):
-    model = onnx.ModelProto.FromString(model.SerializeToString())
-    for o in model.graph.output:
-        o.ClearField("type")
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
+run_ort = run_onnxruntime
 
 
 def test_reduce_attr_axes_keepdims():
