@@ -63,9 +63,26 @@ def load_model(model) -> ir.Model:
     if not proto.HasField("graph"):
         raise BadInput("the file parsed as protobuf but holds no ONNX graph (is it an ONNX model?)")
     try:
-        return ir.serde.deserialize_model(proto)
+        m = ir.serde.deserialize_model(proto)
     except Exception as e:  # onnx_ir's own validation
         raise BadInput(f"malformed ONNX model: {e}") from None
+    _restore_input_shapes(m, proto)
+    return m
+
+
+def _restore_input_shapes(m: ir.Model, proto: onnx.ModelProto):
+    """A graph input that is also a graph output is one onnx_ir Value, whose shape
+    onnx_ir takes from the *output* declaration; the input's declared shape is
+    the one that holds at run time."""
+    outputs = {o.name for o in proto.graph.output}
+    if not outputs:
+        return
+    by_name = {v.name: v for v in m.graph.inputs}
+    for vi in proto.graph.input:
+        v = by_name.get(vi.name)
+        if v is None or vi.name not in outputs:
+            continue
+        v.shape = ir.serde.deserialize_type_proto_for_shape(vi.type) if vi.type.HasField("tensor_type") else None
 
 
 def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:

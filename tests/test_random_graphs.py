@@ -477,12 +477,13 @@ class Builder:
             s = self.choice([0, 0, 1, 2, -1, -2, -3, 5, I64_MIN, I64_MAX])
             e = self.choice([I64_MAX, I64_MAX, -1, -2, 1, 2, 3, 0, 7, I64_MIN])
             p = self.choice([1, 1, 1, 2, 3, -1, -2])
-            if p < 0 and e == I64_MAX and "slice_neg_step_int64max_end" in KNOWN_BUGS:
-                e = I64_MIN
             starts.append(s)
             ends.append(e)
             steps.append(p)
             dims[a] = slice_len(x.dims[a], s, e, p)
+            if p < 0 and e == I64_MAX:
+                # the spec says empty, onnxruntime slices through index 0: smtshape keeps a bound
+                kinds[a] = "d"
         if not self.ok_size(dims):
             return None
         ins = [x.name, self.i64(starts), self.i64(ends)]
@@ -978,23 +979,11 @@ CNN = ["conv", "conv", "conv", "pool", "pool", "pool", "channel_bias", "unary", 
 # ops that onnxruntime cannot run on empty tensors the way the generator builds them
 ZERO_UNSAFE = {"range", "topk", "nonzero"}
 # Known smtshape bugs the generator steers around (remove a name to re-enable after the fix).
-KNOWN_BUGS = {
-    # Slice(x, s, INT64_MAX, step < 0): onnxruntime slices through index 0 (numpy x[s::-1]);
-    # smtshape says EXACT 0 (the ONNX spec's clamping) -- wrong at run time in onnxruntime
-    "slice_neg_step_int64max_end",
-    # a graph input that is also listed as a graph output takes the OUTPUT's ValueInfo shape:
-    # declared without a shape the input's rank becomes unknown; declared [5, 3] for an input
-    # [B, 3] smtshape says EXACT 5 (onnxruntime runs it at B = 2); the generator never does it
-    "graph_input_as_output",
-}
+KNOWN_BUGS: set = set()
 # Known smtshape resolution gaps: sound, but not EXACT where an exact answer exists.  The
-# generator expects no exactness there; remove a name to re-enable the check after the fix.
-KNOWN_GAPS = {
-    # Slice(x, 0, Shape(x)[i] - c): UPPER_BOUND slice_len <= d instead of EXACT max(d - c, 0)
-    "slice_end_minus_const",
-    # Range(0, Cast(Shape(x)[i], FLOAT), 1): the value is lost through Cast to float -> UNKNOWN
-    "range_float_limit",
-}
+# generator expects no exactness there; add a name to steer around a gap while it is open.
+# (Fixed and re-enabled: "graph_input_as_output", "slice_end_minus_const", "range_float_limit".)
+KNOWN_GAPS: set = set()
 # Constraint rules stricter than onnxruntime: at a binding that violates one of them the model
 # still runs in onnxruntime, so the binding is outside what smtshape analyzed and is skipped.
 # conv.window: smtshape requires padded input >= dilated kernel; onnxruntime runs MaxPool /

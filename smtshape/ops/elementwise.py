@@ -17,7 +17,7 @@ import sympy
 from sympy.logic.boolalg import Boolean, BooleanAtom
 
 from .. import expr as E
-from ..constraints import any_of, eq, ge, gt, le, lt, ne
+from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
 from ..printing import show
 from ..registry import register
 from ..store import Verdict
@@ -550,6 +550,13 @@ def cast_value(ctx, a, src, dst):
 def _cast_to(ctx, dst):
     shape, src = ctx.shape(0), ctx.dtype(0)
     val = bcast_values(ctx, [0], lambda c, a: cast_value(c, a, src, dst), shape, dst)
+    if val is not None and dst in _FLOAT_EXACT:
+        # a symbolic integer stays the same number in a float only below 2**mantissa
+        lim = _FLOAT_EXACT[dst]
+        for a in val:
+            if a is not None and is_int(a) and not isinstance(a, int):
+                ctx.require(all_of(le(a, lim), ge(a, -lim)), "cast.float_exact",
+                            f"{show(a)} is cast to {dst.name}, exact only for magnitudes up to {lim}")
     ctx.set_output(0, shape, dst, value=val)
 
 

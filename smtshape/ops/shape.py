@@ -364,7 +364,12 @@ def _scalar(ctx, i):
     c = ctx.const(i)
     if c is not None and c.size == 1:
         x = c.reshape(-1)[0]
-        return int(x) if c.dtype.kind in "iu" else float(x)
+        if c.dtype.kind in "iu":
+            return int(x)
+        x = float(x)
+        # an integral float (0.0, 1.0) is the same number as an int: Range's length
+        # formula stays exact, and symbolic limits (Cast(S, FLOAT)) combine with it
+        return int(x) if x.is_integer() and abs(x) <= 2 ** 24 else x
     return None
 
 
@@ -796,7 +801,11 @@ def _slice_index(ctx, x, dim, lo, hi):
         return _clamp(ctx, x, lo, hi)
     if sign == "neg":
         return _clamp(ctx, E.add(x, dim), lo, hi)
-    return None
+    if not all(sym.is_nonnegative is True for sym in E.free_symbols(x)):
+        return None
+    # sign decided only at run time (``S - 1`` is -1 at S = 0): both branches, exactly
+    return E.norm(sympy.Piecewise((E.to_sympy(E.clamp(x, lo, hi)), sympy.Ge(E.to_sympy(x), 0)),
+                                  (E.to_sympy(E.clamp(E.add(x, dim), lo, hi)), True)))
 
 
 def _slice_len(ctx, dim, start, end, step):
@@ -807,6 +816,10 @@ def _slice_len(ctx, dim, start, end, step):
         if a is None or b is None:
             return None
         return _max(ctx, E.ceildiv(E.sub(b, a), step), 0)
+    if isinstance(end, int) and end >= BIG:
+        # backward slice "to INT64_MAX": the spec clamps the end to dim - 1 (empty), but
+        # onnxruntime slices through index 0 (numpy's x[s::-1]); runtimes disagree
+        return None
     hi = E.sub(dim, 1)
     a = _slice_index(ctx, start, dim, 0, hi)
     b = _slice_index(ctx, end, dim, -1, hi)
@@ -868,6 +881,10 @@ def _slice(ctx, starts, ends, axes, steps):
 
 def _runtime_slice(ctx, a, dim, st, en, sp):
     d = ctx.data_symbol("slice_len", dim, f"Slice axis {a} length depends on run-time start/end")
+    if sp < 0 and isinstance(en, int) and en >= BIG:
+        ctx.warn(f"Slice axis {a}: a negative step with end {en} is empty by the ONNX spec but runs "
+                 "through index 0 in onnxruntime; its length is kept as a bound")
+        return d
     if st is not None and en is not None:
         # the exact length under each sign of the undecided indices, for Z3 to upgrade
         cases = []
