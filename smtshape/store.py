@@ -26,13 +26,14 @@ from __future__ import annotations
 import enum
 import itertools
 import threading
+import time
 from dataclasses import dataclass, field
 
 import sympy
 import z3
 
 from . import expr as E
-from .constraints import Conflict, Constraint, Provenance, Rel, Relation, eq, ge, le
+from .constraints import Conflict, Constraint, Provenance, Rel, Relation, eq, le
 from .z3bridge import Untranslatable, Z3Terms
 
 
@@ -72,6 +73,47 @@ class Domain:
         return out
 
 
+class _Watchdog:
+    """One daemon thread that calls ``fn`` when an armed deadline passes
+    (cheaper than a thread per check)."""
+
+    def __init__(self):
+        self._cv = threading.Condition()
+        self._deadline = None
+        self._fn = None
+        self._thread = None
+
+    def arm(self, seconds: float, fn):
+        with self._cv:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="smtshape-z3-watchdog", daemon=True)
+                self._thread.start()
+            self._deadline = time.monotonic() + seconds
+            self._fn = fn
+            self._cv.notify()
+
+    def disarm(self):
+        with self._cv:
+            self._deadline = None
+            self._fn = None
+
+    def _run(self):
+        with self._cv:
+            while True:
+                if self._deadline is None:
+                    self._cv.wait()
+                    continue
+                left = self._deadline - time.monotonic()
+                if left > 0:
+                    self._cv.wait(left)
+                    continue
+                fn, self._deadline, self._fn = self._fn, None, None
+                if fn is not None:
+                    fn()
+
+
+_WATCHDOG = _Watchdog()
+
 DOMAIN_PROV = Provenance("", "domain", "domain.nonnegative", "every dim is a non-negative integer")
 
 
@@ -104,6 +146,7 @@ class Store:
         self._epoch = 0                # bumps whenever Z3 learns something new
         self._cache: dict = {}
         self.z3_checks = 0
+        self._asserted = 0
         self.z3_unknowns = 0
         self.z3_broken = False
 
@@ -362,6 +405,7 @@ class Store:
         self._pending = []
         if out:
             self._solver.add(*out)
+            self._asserted += 1
 
     def _ensure_symbols(self, r: Relation):
         out: list = []
@@ -369,22 +413,21 @@ class Store:
             self._feed_symbol(s, out)
         if out:
             self._solver.add(*out)
+            self._asserted += 1
 
     def _check(self, *assumptions):
         """One budgeted check.  ``rlimit`` bounds the work deterministically; a
         wall-clock watchdog interrupts Z3 as a last resort (its own ``timeout``
         is not a hard bound).  An interrupted check is ``unknown``: never a proof."""
         self.z3_checks += 1
-        watchdog = threading.Timer(self.watchdog_s, self._solver.ctx.interrupt)
-        watchdog.daemon = True
-        watchdog.start()
+        _WATCHDOG.arm(self.watchdog_s, self._solver.ctx.interrupt)
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
             self.z3_unknowns += 1
             return z3.unknown
         finally:
-            watchdog.cancel()
+            _WATCHDOG.disarm()
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res
@@ -544,14 +587,23 @@ class Store:
         except Untranslatable:
             return None
         out = None
-        if self._check(*side) == z3.sat:
-            val = s.model().eval(t, model_completion=True)
-            if z3.is_int_value(val):
-                cand = val.as_long()
-                if self.decide(eq(e, cand)) is Verdict.PROVEN:
-                    out = cand
+        model = self._base_model()
+        if model is not None:
+            val = model.eval(t, model_completion=True)
+            # one model gives the only candidate; it is forced iff "e != candidate" is unsat
+            if z3.is_int_value(val) and self._check(z3.And([t != val] + side)) == z3.unsat:
+                out = val.as_long()
         self._cache[key] = (out, self._epoch)
         return out
+
+    def _base_model(self):
+        """A model of everything asserted so far (cached until the next assertion)."""
+        hit = self._cache.get("base_model")
+        if hit is not None and hit[1] == self._asserted:
+            return hit[0]
+        m = self._solver.model() if self._check() == z3.sat else None
+        self._cache["base_model"] = (m, self._asserted)
+        return m
 
     def residual_symbols(self) -> frozenset:
         """Symbols (canonical) that some residual constraint mentions; cached per epoch."""
