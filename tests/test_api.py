@@ -301,3 +301,18 @@ def test_exactness_of_bounded_and_unknown_dims():
     assert r0.exactness is Exactness.UNKNOWN and str(r0).startswith("?")
     assert res.evaluate({"n": 3})["nz"] == (2, None)
     assert res.prove(f"{r0.expr} * {r1.expr} == 4 * n") is Verdict.PROVEN
+
+
+def test_saved_files_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    from smtshape.fileio import write_atomic
+    out = tmp_path / "out.txt"
+    write_atomic(out, "x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o666 & ~umask
+    os.chmod(out, 0o640)
+    write_atomic(out, "y")                  # replacing keeps the existing mode
+    assert stat.S_IMODE(os.stat(out).st_mode) == 0o640 and out.read_text() == "y"
