@@ -102,7 +102,8 @@ def _sliding(ctx, xs, kernel, ceil_mode, pool):
 
 
 # ---------------------------------------------------------------- Conv
-def _conv(ctx, xi, wi, bi, dtype):
+def _conv_inputs(ctx, xi, wi):
+    """X and W shapes and the group, with the preconditions Conv and ConvTranspose share."""
     xs, ws = ctx.shape(xi), ctx.shape(wi)
     if xs is not None and len(xs) < 3:
         ctx.fail(f"{ctx.op_type} input X must have rank >= 3 (N, C, spatial...), has rank {len(xs)}")
@@ -111,6 +112,11 @@ def _conv(ctx, xi, wi, bi, dtype):
     group = int(ctx.attr("group", 1))
     if group < 1:
         ctx.fail(f"group must be >= 1, is {group}")
+    return xs, ws, group
+
+
+def _conv(ctx, xi, wi, bi, dtype):
+    xs, ws, group = _conv_inputs(ctx, xi, wi)
     if xs is None or ws is None:
         ctx.set_output(0, None, dtype)
         return
@@ -175,14 +181,7 @@ def _transpose_out(ctx, i, h, k, s, d, pb, pe, op, ap):
 @register("", "ConvTranspose", since_version=1)
 def conv_transpose(ctx):
     ctx.check_inputs(2, 3)
-    xs, ws = ctx.shape(0), ctx.shape(1)
-    if xs is not None and len(xs) < 3:
-        ctx.fail(f"ConvTranspose input X must have rank >= 3, has rank {len(xs)}")
-    if ws is not None and xs is not None and len(ws) != len(xs):
-        ctx.fail(f"ConvTranspose weight W has rank {len(ws)} but X has rank {len(xs)}")
-    group = int(ctx.attr("group", 1))
-    if group < 1:
-        ctx.fail(f"group must be >= 1, is {group}")
+    xs, ws, group = _conv_inputs(ctx, 0, 1)
     if xs is None or ws is None:
         ctx.set_output(0, None, ctx.dtype(0))
         return
