@@ -443,7 +443,7 @@ class Store:
             if not self._pending_elims:
                 return not self.conflicts
         for _ in range(8):
-            s = self._z3()
+            self._z3()
             res = self._check()
             if res == z3.sat:
                 return not self.conflicts
@@ -552,7 +552,7 @@ class Store:
             verdict, epoch = hit
             if verdict is not Verdict.UNKNOWN or epoch == self._epoch:
                 return verdict
-        s = self._z3()
+        self._z3()
         self._ensure_symbols(cr)
         side: list = []
         try:
@@ -579,7 +579,7 @@ class Store:
         hit = self._cache.get(key)
         if hit is not None and (hit[0] is not None or hit[1] == self._epoch):
             return hit[0]
-        s = self._z3()
+        self._z3()
         self._ensure_symbols(eq(e, 0))
         side: list = []
         try:
