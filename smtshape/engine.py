@@ -7,6 +7,7 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 """
 from __future__ import annotations
 
+import logging
 import os
 from collections import deque
 from dataclasses import dataclass
@@ -62,12 +63,33 @@ def load_model(model) -> ir.Model:
                        "pass a path, an onnx.ModelProto or an onnx_ir.Model")
     if not proto.HasField("graph"):
         raise BadInput("the file parsed as protobuf but holds no ONNX graph (is it an ONNX model?)")
+    serde_log = logging.getLogger("onnx_ir.serde")
+    level = serde_log.level
+    serde_log.setLevel(logging.ERROR)   # dangling inputs are reported by us, once, as bad input
     try:
         m = ir.serde.deserialize_model(proto)
     except Exception as e:  # onnx_ir's own validation
-        raise BadInput(f"malformed ONNX model: {e}") from None
+        raise BadInput(f"malformed ONNX model: {_serde_problem(e)}") from None
+    finally:
+        serde_log.setLevel(level)
     _restore_input_shapes(m, proto)
     return m
+
+
+def _serde_problem(e: BaseException) -> str:
+    """One line from onnx_ir's chain of wrapped errors: the innermost problem and where."""
+    chain = []
+    while e is not None and len(chain) < 20:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    inner = (str(chain[-1]).strip().splitlines() or [type(chain[-1]).__name__])[0][:200]
+    if "bytes" in inner:
+        inner = "a name or string in the file is not valid UTF-8"
+    where = ""
+    if len(chain) > 2:
+        first = (str(chain[-2]).strip().splitlines() or [""])[0]
+        where = first.replace("Error calling ", "while reading ").replace("_deserialize_", "")[:160]
+    return f"{inner} ({where})" if where else inner
 
 
 def _restore_input_shapes(m: ir.Model, proto: onnx.ModelProto):
@@ -281,6 +303,11 @@ class Engine:
             self.node_index += 1
 
     def run_node(self, node):
+        for v in node.inputs:
+            if v is not None and v not in self.values and v.producer() is None:
+                raise BadInput(f"malformed model: {node.op_type} node '{node.name or node.op_type}' reads "
+                               f"'{v.name}', which no node produces and which is neither a graph input "
+                               "nor an initializer")
         opset = self.opset(node.domain)
         rule = registry.lookup(node.domain, node.op_type, opset)
         ctx = Context(self, node, opset)

@@ -203,3 +203,41 @@ def test_op_without_rule_is_a_warning(tmp_path, capsys):
     code, out, _ = run(capsys, "check", p)
     assert code == 0
     assert len([line for line in out.splitlines() if "Mystery" in line]) == 1
+
+
+def test_dangling_input_is_bad_input_naming_the_node():
+    import onnx
+    from onnx import TensorProto, helper
+
+    import smtshape
+    from smtshape.errors import BadInput
+    g = helper.make_graph([helper.make_node("Add", ["x", "ghost"], ["y"], name="add_ghost")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    with pytest.raises(BadInput) as e:
+        smtshape.analyze(helper.make_model(g))
+    assert "add_ghost" in str(e.value) and "ghost" in str(e.value)
+
+
+def test_mutated_model_bytes_give_a_result_or_bad_input_never_a_crash():
+    """Random byte corruption of a real model: analysis succeeds or raises BadInput."""
+    import random
+
+    import smtshape
+    from smtshape.errors import SmtShapeError
+    from smtshape.examples import demo_model
+    data = demo_model().SerializeToString()
+    rng = random.Random(7)
+    outcomes = set()
+    for _ in range(150):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 6)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        try:
+            r = smtshape.analyze(bytes(b))
+            r.shapes()
+            r.to_json()
+            outcomes.add("ok")
+        except SmtShapeError:
+            outcomes.add("bad input")
+    assert outcomes == {"ok", "bad input"}
