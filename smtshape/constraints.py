@@ -220,6 +220,9 @@ class Conflict:
 
     def explain(self) -> str:
         lines = [f"conflict: {self.relation} cannot hold"]
+        shown = [f"{k} = {v}" for k, v in self.values.items() if k != v]
+        if shown:
+            lines.append("  where " + ", ".join(shown))
         if self.detail:
             lines.append(f"  {self.detail}")
         for c in self.constraints:

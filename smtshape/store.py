@@ -34,6 +34,7 @@ import z3
 
 from . import expr as E
 from .constraints import Conflict, Constraint, Provenance, Rel, Relation, eq, le
+from .printing import show
 from .z3bridge import Untranslatable, Z3Terms
 
 
@@ -333,11 +334,15 @@ class Store:
         detail = ""
         if str(cr) != str(c.relation):
             detail = f"after substitution: {cr}"
-        self._record_conflict(str(c.relation), reason, detail=detail)
+        values = {}
+        if isinstance(c.relation, Rel):       # each side as written, and the value it has
+            for side, val in ((c.relation.lhs, cr.lhs), (c.relation.rhs, cr.rhs)):
+                values[show(side)] = show(val)
+        self._record_conflict(str(c.relation), reason, detail=detail, values=values)
 
-    def _record_conflict(self, text: str, ids, detail: str = ""):
+    def _record_conflict(self, text: str, ids, detail: str = "", values=None):
         cs = [self.constraints[i] for i in sorted(ids)]
-        self.conflicts.append(Conflict(text, cs, {}, detail))
+        self.conflicts.append(Conflict(text, cs, values or {}, detail))
 
     # ------------------------------------------------------------ z3
     def _z3(self) -> z3.Solver:

@@ -126,3 +126,13 @@ def test_watchdog_interrupts_an_unbounded_check_and_gives_unknown():
     # number theory shows it: Z3 searches without end.  The watchdog must stop it, and
     # the answer must be UNKNOWN, never PROVEN.
     assert st.decide(le(x, 10 ** 9)) is Verdict.UNKNOWN
+
+
+def test_conflict_names_the_values_involved():
+    st = Store()
+    k = st.declare("k", "input", P())
+    st.add(eq(k, 768), P("a", "MatMul", "matmul.inner"))
+    st.add(eq(k, 512), P("b", "MatMul", "matmul.inner"))
+    (c,) = st.conflicts
+    assert c.values["k"] == "768"
+    assert "where k = 768" in c.explain()
