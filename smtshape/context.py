@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import onnx_ir as ir
+import sympy
 
 from . import expr as E
 from .constraints import Provenance, Relation, eq
@@ -210,5 +211,4 @@ class Context:
 
 
 def _is_int_expr(v) -> bool:
-    import sympy
     return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))

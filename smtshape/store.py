@@ -143,7 +143,6 @@ class Store:
         self.definitions: dict = {}       # alias symbol -> the expression it stands for
         self._alias_of: dict = {}
         self._pending_elims: list = []
-        self._fed: list[Constraint] = []
         self._epoch = 0                # bumps whenever Z3 learns something new
         self._cache: dict = {}
         self.z3_checks = 0
@@ -208,7 +207,6 @@ class Store:
         new.definitions = dict(self.definitions)
         new._alias_of = dict(self._alias_of)
         new._pending_elims = list(new.subst)
-        new._fed = []
         new._epoch = self._epoch + 1
         new._cache = {}
         return new
@@ -406,7 +404,6 @@ class Store:
             for s in cr.symbols():
                 self._feed_symbol(s, out)
             out.append(f)
-            self._fed.append(c)
         self._pending = []
         if out:
             self._solver.add(*out)
@@ -502,7 +499,6 @@ class Store:
         self._cache.clear()
         self._pending = [c for c in self.constraints if c.status == "residual"]
         self._pending_elims = list(self.subst)
-        self._fed = []
         self._epoch += 1
         return True
 
