@@ -50,18 +50,8 @@ def is_int(v) -> bool:
     return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
 
 
-def _nonneg_syms(e) -> bool:
-    """Every free symbol is a (non-negative) dim symbol, so the store's domain applies."""
-    return all(s.is_nonnegative is True for s in E.free_symbols(e))
-
-
 def decide(ctx, rel) -> Verdict:
-    """``ctx.decide`` only when every symbol is a dim symbol: the store assumes symbols
-    are >= 0, which is wrong for element-value symbols (they may be negative)."""
-    if _nonneg_syms(rel.lhs) and _nonneg_syms(rel.rhs):
-        return ctx.decide(rel)
-    v = rel.const_value()
-    return Verdict.UNKNOWN if v is None else (Verdict.PROVEN if v else Verdict.REFUTED)
+    return ctx.decide(rel)
 
 
 def nonneg(ctx, v) -> bool:

@@ -45,12 +45,6 @@ def _is_expr(v) -> bool:
     return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
 
 
-def _trusted_sign(e) -> bool:
-    """Z3 treats every symbol as >= 0; only trust its sign proofs for
-    expressions over dim symbols (declared non-negative)."""
-    return isinstance(e, int) or all(s.is_nonnegative for s in E.free_symbols(e))
-
-
 def _sign(ctx, e) -> str | None:
     """'nonneg' / 'neg' when provable, else None."""
     if isinstance(e, int):
@@ -59,8 +53,6 @@ def _sign(ctx, e) -> str | None:
         return "nonneg"
     if e.is_negative is True:
         return "neg"
-    if not _trusted_sign(e):
-        return None
     v = ctx.decide(ge(e, 0))
     if v is Verdict.PROVEN:
         return "nonneg"
@@ -75,7 +67,7 @@ def _le(ctx, a, b) -> bool:
         return d >= 0
     if d.is_nonnegative is True:
         return True
-    if d.is_negative is True or not _trusted_sign(d):
+    if d.is_negative is True:
         return False
     return ctx.proven(le(a, b))
 
