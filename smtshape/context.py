@@ -44,6 +44,25 @@ class TensorInfo:
     value: tuple | None = None          # flattened known elements (small int/bool tensors)
     const: np.ndarray | None = None     # the full constant, when the value is an initializer/Constant
     tensor: Any = None                  # an onnx_ir tensor, converted to ``const`` on first use
+    seq: "SeqInfo | None" = None        # a sequence / optional value (then shape and dtype are None)
+
+
+@dataclass
+class SeqInfo:
+    """A sequence (or optional) value, as ``TensorInfo.seq`` (see ops/sequence.py).
+
+    ``length``: int or dim expression, None when unknown.  ``elems``: one TensorInfo per
+    element, in order, when every element is known (then ``len(elems) == length``).
+    ``elem_shape``: what holds for every element: dims, with None at an axis where the
+    elements may differ (None: rank unknown or differing); ``elem_dtype``: the element type.
+    An optional is ``optional=True`` with length 1 (has an element), 0 (empty) or None,
+    and ``elems == (content,)``: the element's info were it present."""
+
+    length: Any = None
+    elem_shape: tuple | None = None
+    elem_dtype: Any = None
+    elems: tuple | None = None
+    optional: bool = False
 
 
 class Context:
@@ -152,7 +171,8 @@ class Context:
             self.fail(f"takes at most {max_count} inputs, has {n}")
 
     # ------------------------------------------------------------ outputs
-    def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None, tensor=None):
+    def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None, tensor=None,
+                   seq=None):
         if i >= len(self.outputs):
             return
         out = self.outputs[i]
@@ -165,7 +185,7 @@ class Context:
             value = tuple(value)
             if len(value) > MAX_VALUE_ELEMENTS:
                 value = None
-        self.engine.set_info(out, TensorInfo(shape, dtype, value, const, tensor))
+        self.engine.set_info(out, TensorInfo(shape, dtype, value, const, tensor, seq))
         self.outputs_set.add(i)
 
     def set_unknown(self, i: int, dtype=None):

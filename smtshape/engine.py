@@ -256,6 +256,10 @@ class Engine:
         for v in graph.inputs:
             if v.name in inits:
                 continue  # IR < 4: initializers listed as inputs are constants here
+            if isinstance(v.type, (ir.SequenceType, ir.OptionalType)):
+                from .ops.sequence import declare_input   # sequence / optional inputs
+                self.values[v] = declare_input(self, v)
+                continue
             self.values[v] = TensorInfo(self._input_shape(v), v.dtype)
         for name, v in inits.items():
             self.values[v] = const_info(v.const_value, v.dtype)
@@ -294,7 +298,7 @@ class Engine:
         for node in order:
             if self.policy != "skip":
                 for o in node.outputs:
-                    if o.shape is not None and o.name:
+                    if o.shape is not None and o.name and not isinstance(o.type, (ir.SequenceType, ir.OptionalType)):
                         self.annotations[o] = o.shape
             self.run_node(node)
             if self.policy == "override":

@@ -368,6 +368,9 @@ class Result:
         write_atomic(path, proto.SerializeToString())
 
     def _value_info(self, name):
+        v, t = self._lookup(name)
+        if t.seq is not None or isinstance(getattr(v, "type", None), (ir.SequenceType, ir.OptionalType)):
+            return None   # not a tensor: a tensor value_info would retype it
         s = self.shape(name)
         dt = self.dtype(name)
         if dt is None:

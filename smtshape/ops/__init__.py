@@ -11,6 +11,8 @@
 | shape.py        | Shape, Size, Constant, ConstantOfShape, Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Slice, Gather, Expand, Tile, Pad, Range |
 | indexing.py     | GatherElements, GatherND, ScatterND, ScatterElements, OneHot, Compress, NonZero, TopK, Unique |
 | control.py      | If, Loop (subgraphs) |
+| sequence.py     | Sequence* ops, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* |
 """
 from . import common  # noqa: F401
 from . import elementwise, reduce, norm, linalg, conv, resize, shape, indexing, control  # noqa: F401
+from . import sequence  # noqa: F401
