@@ -1,0 +1,169 @@
+"""DFT, STFT, window and MelWeightMatrix rules, against onnxruntime and ONNX's backend node tests."""
+import numpy as np
+import pytest
+
+import smtshape.ops.signal  # noqa: F401
+from smtshape.dim import Exactness
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+
+from .onnx_node_cases import check_all
+
+SIGNAL_OPS = ("DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix")
+
+
+def rnd(shape):
+    return np.random.rand(*shape).astype(np.float32)
+
+
+def failed(res):
+    return any(d.kind == "rule_error" for d in res.diagnostics)
+
+
+def test_backend_node_tests():
+    results = check_all(*SIGNAL_OPS, min_cases=19)
+    # with their integer inputs known, every output dim of every test is exact and right
+    for name, (known, exact) in results.items():
+        assert known == 1 and exact >= 1, name
+
+
+# ------------------------------------------------------------ DFT
+DFT_CASES = [
+    # opset, shape, attrs, dft_length, axis input (opset 20)
+    (17, [2, 5, 1], {"axis": 1}, None, None),
+    (17, [2, 5, 1], {"axis": 1, "onesided": 1}, None, None),
+    (17, [2, 5, 1], {"axis": 1, "onesided": 1}, 8, None),
+    (17, [3, 4, 2], {"axis": 1, "inverse": 1}, 3, None),
+    (17, [3, 4, 6, 2], {"axis": -2, "onesided": 1, "inverse": 1}, None, None),
+    (20, [2, 5, 1], {}, None, None),
+    (20, [2, 5, 1], {"onesided": 1}, None, 0),
+    (20, [2, 7, 1], {"onesided": 1}, 4, -2),
+    (20, [2, 5, 2], {"onesided": 1, "inverse": 1}, None, None),
+    (20, [2, 5, 2], {"onesided": 1, "inverse": 1}, 7, 1),
+    (20, [2, 5, 2], {"inverse": 1}, 3, 0),
+    (20, [1, 1, 1], {}, None, 1),
+    (20, [1, 1, 1], {"onesided": 1}, None, -3),
+    (20, [0, 3, 1], {"onesided": 1}, None, 1),
+]
+
+
+@pytest.mark.parametrize("opset,shape,attrs,n,axis", DFT_CASES)
+def test_dft_vs_onnxruntime(opset, shape, attrs, n, axis):
+    def inputs(x):
+        ins = [x, None if n is None else np.array(n, np.int64)]
+        if opset >= 20 and axis is not None:
+            ins.append(np.array(axis, np.int64))
+        while ins and ins[-1] is None:
+            ins.pop()
+        return ins
+
+    names = [f"d{i}" for i in range(len(shape) - 1)] + [shape[-1]]
+    res = infer_node("DFT", inputs(ts("float", names)), attrs, opset=opset)
+    assert not res.conflicts
+    got = res.evaluate(dict(zip(names, shape)))["y0"]
+    truth = run_onnxruntime(node_model("DFT", inputs(ts("float", shape)), attrs, opset=opset),
+                            {"x0": rnd(shape)})[0]
+    assert got == truth.shape
+    assert all(d.exactness is Exactness.EXACT for d in res.shape("y0"))
+
+
+def test_dft_symbolic_formulas():
+    res = infer_node("DFT", [ts("float", ["B", "N", 1])], {"axis": 1, "onesided": 1}, opset=17)
+    assert exprs(res, "y0") == ("B", "N // 2 + 1", 2)
+    res = infer_node("DFT", [ts("float", ["B", "N", 2])], {"onesided": 1, "inverse": 1}, opset=20)
+    assert exprs(res, "y0") == ("B", "2 * N - 2", 1)
+    assert res.prove("N >= 1").name == "PROVEN"
+
+
+def test_dft_runtime_length_and_axis_are_not_guessed():
+    # dft_length from a graph input: the transformed axis is a data symbol
+    res = infer_node("DFT", [ts("float", ["B", "N", 1]), ts("int64", [])], {"axis": 1}, opset=17)
+    s = res.shape("y0")
+    assert s[0].expr.name == "B" and s[1].exactness is Exactness.UNKNOWN and s[2].expr == 2
+    # axis from a graph input, output length unchanged: shape is known whatever the axis
+    res = infer_node("DFT", [ts("float", ["B", "N", 2]), None, ts("int64", [])], {}, opset=20)
+    assert exprs(res, "y0") == ("B", "N", 2)
+    # axis unknown and onesided: no dim but the last is known
+    res = infer_node("DFT", [ts("float", ["B", "N", 1]), None, ts("int64", [])], {"onesided": 1}, opset=20)
+    s = res.shape("y0")
+    assert [d.exactness for d in s] == [Exactness.UNKNOWN, Exactness.UNKNOWN, Exactness.EXACT]
+
+
+def test_dft_bad_inputs():
+    res = infer_node("DFT", [ts("float", ["B", "N", 3])], {"axis": 1}, opset=17)
+    assert res.shape("y0") is None and failed(res)
+    res = infer_node("DFT", [ts("float", ["B", "N", 1])], {"axis": 2}, opset=17)   # the complex axis
+    assert res.shape("y0") is None and failed(res)
+    res = infer_node("DFT", [ts("float", ["B", "N", "C"])], {"axis": 1}, opset=17)
+    assert res.prove("C == 1 or C == 2").name == "PROVEN"
+
+
+# ------------------------------------------------------------ STFT
+@pytest.mark.parametrize("length,step,frame,onesided,use_window", [
+    (20, 3, 6, 1, False), (20, 3, 6, 0, True), (16, 4, 16, 1, True), (7, 1, 1, 0, False),
+    (9, 2, 5, 1, True), (5, 10, 5, 0, False), (10, 3, 7, 1, "both")])
+def test_stft_vs_onnxruntime(length, step, frame, onesided, use_window):
+    def inputs(x):
+        ins = [x, np.array(step, np.int64)]
+        if use_window:
+            ins.append(np.hanning(frame).astype(np.float32))
+            if use_window == "both":
+                ins.append(np.array(frame, np.int64))
+        else:
+            ins += [None, np.array(frame, np.int64)]
+        return ins
+
+    res = infer_node("STFT", inputs(ts("float", ["B", "L", 1])), {"onesided": onesided}, opset=17)
+    assert not res.conflicts
+    got = res.evaluate({"B": 2, "L": length})["y0"]
+    truth = run_onnxruntime(node_model("STFT", inputs(ts("float", [2, length, 1])), {"onesided": onesided},
+                                       opset=17), {"x0": rnd([2, length, 1])})[0]
+    assert got == truth.shape
+
+
+def test_stft_formula_and_constraints():
+    res = infer_node("STFT", [ts("float", ["B", "L", 1]), np.array(4, np.int64), ts("float", ["W"])], opset=17)
+    assert exprs(res, "y0") == ("B", "(L - W) // 4 + 1", "W // 2 + 1", 2)
+    assert res.prove("L >= W").name == "PROVEN"
+    res = infer_node("STFT", [ts("float", ["B", 10, 1]), np.array(4, np.int64), ts("float", [5]),
+                              np.array(6, np.int64)], opset=17)
+    assert res.conflicts and "node" in res.conflicts[0].nodes
+    # a runtime frame_step: the frame count is bounded by L - W + 1, never guessed
+    res = infer_node("STFT", [ts("float", ["B", "L", 1]), ts("int64", []), ts("float", ["W"])], opset=17)
+    f = res.shape("y0")[1]
+    assert f.exactness is Exactness.UPPER_BOUND and res.evaluate({"L": 10, "W": 4})
+    assert str(f.bound).replace(" ", "") in ("L-W+1", "-W+L+1")
+
+
+# ------------------------------------------------------------ windows, MelWeightMatrix
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("size", [1, 2, 7])
+@pytest.mark.parametrize("periodic,dtype", [(1, 1), (0, 11)])
+def test_windows_vs_onnxruntime(op, size, periodic, dtype):
+    attrs = {"periodic": periodic, "output_datatype": dtype}
+    res = infer_node(op, [np.array(size, np.int64)], attrs, opset=17)
+    truth = run_onnxruntime(node_model(op, [np.array(size, np.int64)], attrs, opset=17), {})[0]
+    assert exprs(res, "y0") == truth.shape
+    assert res.dtype("y0") is not None and int(res.dtype("y0")) == dtype
+
+
+def test_window_runtime_size_is_a_data_symbol():
+    res = infer_node("HannWindow", [ts("int64", [])], opset=17)
+    assert res.shape("y0")[0].exactness is Exactness.UNKNOWN
+    res = infer_node("HannWindow", [np.array([3, 4], np.int64)], opset=17)
+    assert res.shape("y0") is None and failed(res)
+
+
+@pytest.mark.parametrize("bins,n", [(8, 16), (1, 4), (5, 31), (3, 8)])
+def test_mel_weight_matrix_vs_onnxruntime(bins, n):
+    ins = [np.array(bins, np.int64), np.array(n, np.int64), np.array(8000, np.int64),
+           np.array(0, np.float32), np.array(3000, np.float32)]
+    res = infer_node("MelWeightMatrix", ins, opset=17)
+    truth = run_onnxruntime(node_model("MelWeightMatrix", ins, opset=17), {})[0]
+    assert exprs(res, "y0") == truth.shape
+
+
+def test_mel_weight_matrix_runtime_sizes():
+    ins = [ts("int64", []), ts("int64", []), np.array(8000, np.int64), np.array(0, np.float32),
+           np.array(4000, np.float32)]
+    res = infer_node("MelWeightMatrix", ins, opset=17)
+    assert [d.exactness for d in res.shape("y0")] == [Exactness.UNKNOWN, Exactness.UNKNOWN]
