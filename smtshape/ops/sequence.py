@@ -345,6 +345,10 @@ def concat_from_sequence(ctx):
         ctx.fail(f"new_axis must be 0 or 1, is {new_axis}")
     dt = sq.elem_dtype
     n = None if sq.length is None else ctx.store.canon(sq.length)
+    if n is not None:
+        # onnxruntime refuses an empty sequence ("Must have 1 or more inputs")
+        ctx.require(ge(n, 1), "concatfromsequence.nonempty",
+                    f"the sequence must not be empty (onnxruntime), has length {_s(n)}")
     if sq.elems is not None:
         shapes = [_canon_info(ctx, t).shape for t in sq.elems]
         if not shapes or any(s is None for s in shapes):
