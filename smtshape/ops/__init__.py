@@ -12,7 +12,9 @@
 | indexing.py     | GatherElements, GatherND, ScatterND, ScatterElements, OneHot, Compress, NonZero, TopK, Unique |
 | control.py      | If, Loop (subgraphs) |
 | sequence.py     | Sequence* ops, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* |
+| contrib/        | onnxruntime's com.microsoft contrib ops (fused, norm, activation, quant, attention, misc) and its default-domain SimplifiedLayerNormalization |
 """
 from . import common  # noqa: F401
 from . import elementwise, reduce, norm, linalg, conv, resize, shape, indexing, control  # noqa: F401
 from . import sequence  # noqa: F401
+from . import contrib  # noqa: F401
