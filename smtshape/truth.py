@@ -64,6 +64,7 @@ __all__ = [
     "grade",
     "grade_smtshape",
     "smtshape_shape_fn",
+    "smtshape_dim_entry",
     "smtshape_env_fn",
     "grade_proto",
     "proto_shape_fn",
@@ -72,6 +73,7 @@ __all__ = [
     "input_dim_env_fn",
     "tool_expr",
     "dim_entry_from_text",
+    "type_entries",
 ]
 
 
@@ -444,18 +446,33 @@ class _Eval:
         return evaluate(self.expr, env)
 
 
+def _show_expr(e) -> str:
+    # a printing problem must not stop grading: fall back to sympy's text
+    from .printing import show
+    try:
+        return show(e)
+    except Exception:
+        return str(e)
+
+
+def smtshape_dim_entry(d):
+    """Axis entry (see the module doc) of one solved smtshape :class:`~smtshape.Dim`."""
+    from .dim import Exactness
+
+    if d.exactness is Exactness.EXACT:
+        if isinstance(d.expr, int):
+            return ("int", d.expr)
+        t = _show_expr(d.expr)
+        return ("expr", _Eval(d.expr, t), t)
+    if d.exactness is Exactness.UPPER_BOUND and d.bound is not None:
+        t = _show_expr(d.bound)
+        return ("bound", _Eval(d.bound, t), _show_expr(d.expr))
+    return ("unknown", None, _show_expr(d.expr))
+
+
 def smtshape_shape_fn(result) -> Callable:
     """shape_fn over a smtshape Result: EXACT -> int / expr, UPPER_BOUND ->
     bound, UNKNOWN -> unknown (keyed by the expression for false equalities)."""
-    from .dim import Exactness
-    from .printing import show as _show
-
-    def show(e):
-        # a printing problem must not stop grading: fall back to sympy's text
-        try:
-            return _show(e)
-        except Exception:
-            return str(e)
 
     def shape_fn(name):
         try:
@@ -464,20 +481,7 @@ def smtshape_shape_fn(result) -> Callable:
             return None
         if s is None:
             return None
-        out = []
-        for d in s:
-            if d.exactness is Exactness.EXACT:
-                if isinstance(d.expr, int):
-                    out.append(("int", d.expr))
-                else:
-                    t = show(d.expr)
-                    out.append(("expr", _Eval(d.expr, t), t))
-            elif d.exactness is Exactness.UPPER_BOUND and d.bound is not None:
-                t = show(d.bound)
-                out.append(("bound", _Eval(d.bound, t), show(d.expr)))
-            else:
-                out.append(("unknown", None, show(d.expr)))
-        return out
+        return [smtshape_dim_entry(d) for d in s]
 
     return shape_fn
 
@@ -728,6 +732,11 @@ def dim_entry_from_text(text: str):
 
 
 # ------------------------------------------------------------------ proto / IR adapters
+
+def type_entries(tp):
+    """Axis entries of an onnx TypeProto (a tensor type), None when rank unknown."""
+    return _type_entries(tp)
+
 
 def _type_entries(tp):
     """Axis entries of an onnx TypeProto, None when rank unknown / not a tensor."""
