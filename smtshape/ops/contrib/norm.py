@@ -107,7 +107,10 @@ def embed_layer_norm(ctx):
     embeddings' type, mask_index (B,) int32, embedding_sum (B, S, H).  Without position_ids
     the positions are 0..S-1, so S <= the position table's rows (onnxruntime fails
     "input index out of range" otherwise)."""
-    ctx.check_inputs(7, 9)
+    ctx.check_inputs(1, 9)
+    missing = [i for i in (0, 2, 3, 5, 6) if not ctx.has_input(i)]
+    if missing:
+        ctx.fail(f"inputs {missing} (input_ids, word/position embeddings, gamma, beta) are required")
     ids = ctx.shape(0)
     if ids is not None and len(ids) != 2:
         ctx.fail(f"input_ids must be 2-D (batch, sequence), has rank {len(ids)}")
