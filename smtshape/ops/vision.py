@@ -1,0 +1,359 @@
+"""Vision ops: GridSample, AffineGrid, RoiAlign, MaxRoiPool, Col2Im,
+CenterCropPad, DeformConv, ImageDecoder, ReverseSequence.
+
+Output sizes read from runtime tensors (AffineGrid's ``size``, Col2Im's
+``image_shape``, CenterCropPad's ``shape``) come from the input's known value;
+an unknown element is a data symbol.  A decoded image's height and width are
+data symbols.
+"""
+from __future__ import annotations
+
+import onnx_ir as ir
+
+from .. import expr as E
+from ..constraints import eq, ge
+from ..printing import show
+from ..registry import register
+from .common import norm_axes, unify
+from .conv import _conv_inputs, _sliding
+
+
+def _shape_str(s):
+    return "(" + ", ".join(show(d) for d in s) + ")"
+
+
+def _rank_is(ctx, i, r, what):
+    s = ctx.shape(i)
+    if s is not None and len(s) != r:
+        ctx.fail(f"{what} must have rank {r}, has shape {_shape_str(s)}")
+    return s
+
+
+def _vector(ctx, i, what, length=None):
+    """The elements of 1-D input ``i``: a list (unknown elements are data symbols),
+    or None when even the length is unknown."""
+    s = ctx.shape(i)
+    if s is not None and len(s) != 1:
+        ctx.fail(f"{what} must be 1-D, has shape {_shape_str(s)}")
+    v = ctx.value(i)
+    if v is not None:
+        out = []
+        for k, x in enumerate(v):
+            if x is None or isinstance(x, bool):
+                out.append(ctx.unknown_dim(f"{what}_{k}"))
+            else:
+                out.append(E.norm(x))
+        return out
+    n = s[0] if s is not None else length
+    if isinstance(n, int):
+        return [ctx.unknown_dim(f"{what}_{k}") for k in range(n)]
+    return None
+
+
+def _nonneg(ctx, xs, what):
+    for k, x in enumerate(xs):
+        if isinstance(x, int):
+            if x < 0:
+                ctx.fail(f"{what}[{k}] is negative ({x})")
+        else:
+            ctx.require(ge(x, 0), f"{ctx.op_type.lower()}.nonneg", f"{what}[{k}] = {show(x)} must be >= 0")
+
+
+# ------------------------------------------------------------ GridSample
+def _grid_sample(ctx, nd: bool):
+    ctx.check_inputs(2, 2)
+    x, g = ctx.shape(0), ctx.shape(1)
+    dtype = ctx.dtype(0)
+    if not nd:
+        x = _rank_is(ctx, 0, 4, "X")
+        g = _rank_is(ctx, 1, 4, "grid")
+    if x is not None and len(x) < 3:
+        ctx.fail(f"X must have rank >= 3 (N, C, spatial...), has rank {len(x)}")
+    if x is not None and g is not None and len(g) != len(x):
+        ctx.fail(f"grid has rank {len(g)} but X has rank {len(x)}")
+    if g is not None and len(g) < 3:
+        ctx.fail(f"grid must have rank >= 3, has rank {len(g)}")
+    if x is None and g is None:
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(x if x is not None else g) - 2
+    if g is not None:
+        ctx.equal(g[-1], r, "gridsample.coords",
+                  f"grid's last dim {show(g[-1])} must equal the number of spatial dims {r}")
+    n = x[0] if x is not None else g[0]
+    if x is not None and g is not None:
+        n = unify(ctx, x[0], g[0], "gridsample.batch",
+                  f"batch: X has N = {show(x[0])}, grid has {show(g[0])}")
+    c = x[1] if x is not None else ctx.unknown_dim("gridsample_c")
+    sp = tuple(g[1:-1]) if g is not None else tuple(ctx.unknown_dim("gridsample_sp") for _ in range(r))
+    ctx.set_output(0, (n, c) + sp, dtype)
+
+
+@register("", "GridSample", since_version=16)
+def grid_sample16(ctx):
+    """Opset 16: 4-D only: (N, C, H, W), grid (N, Ho, Wo, 2) -> (N, C, Ho, Wo)."""
+    _grid_sample(ctx, False)
+
+
+@register("", "GridSample", since_version=20)
+def grid_sample20(ctx):
+    """Opset 20+: N-D: (N, C, D1..Dr), grid (N, O1..Or, r) -> (N, C, O1..Or)."""
+    _grid_sample(ctx, True)
+
+
+register("", "GridSample", 22)(grid_sample20)
+
+
+# ------------------------------------------------------------ AffineGrid
+@register("", "AffineGrid", since_version=20)
+def affine_grid(ctx):
+    """theta (N, 2, 3) with size [N, C, H, W] -> (N, H, W, 2);
+    theta (N, 3, 4) with size [N, C, D, H, W] -> (N, D, H, W, 3)."""
+    ctx.check_inputs(2, 2)
+    th = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    if th is not None and len(th) != 3:
+        ctx.fail(f"theta must have rank 3, has shape {_shape_str(th)}")
+    size = _vector(ctx, 1, "size")
+    if size is None:
+        if th is not None and isinstance(th[1], int) and th[1] in (2, 3):
+            size = [ctx.unknown_dim(f"size_{k}") for k in range(th[1] + 2)]
+        else:
+            ctx.set_output(0, None, dtype)
+            return
+    if len(size) not in (4, 5):
+        ctx.fail(f"size must have 4 (2-D) or 5 (3-D) elements, has {len(size)}")
+    nd = len(size) - 2
+    _nonneg(ctx, size, "size")
+    n = size[0]
+    if th is not None:
+        n = unify(ctx, th[0], size[0], "affinegrid.batch",
+                  f"batch: theta has N = {show(th[0])}, size[0] = {show(size[0])}")
+        ctx.equal(th[1], nd, "affinegrid.theta", f"theta.shape[1] = {show(th[1])} must be {nd} for a {nd}-D grid")
+        ctx.equal(th[2], nd + 1, "affinegrid.theta",
+                  f"theta.shape[2] = {show(th[2])} must be {nd + 1} for a {nd}-D grid")
+    ctx.set_output(0, (n, *size[2:], nd), dtype)
+
+
+# ------------------------------------------------------------ RoiAlign, MaxRoiPool
+def _roi_channels(ctx):
+    x = _rank_is(ctx, 0, 4, "X")
+    return x[1] if x is not None else ctx.unknown_dim("roi_channels")
+
+
+@register("", "RoiAlign", since_version=10)
+def roi_align(ctx):
+    """X (N, C, H, W), rois (R, 4), batch_indices (R,) -> (R, C, output_height, output_width)."""
+    ctx.check_inputs(3, 3)
+    c = _roi_channels(ctx)
+    rois = _rank_is(ctx, 1, 2, "rois")
+    bi = _rank_is(ctx, 2, 1, "batch_indices")
+    oh, ow = int(ctx.attr("output_height", 1)), int(ctx.attr("output_width", 1))
+    if oh < 1 or ow < 1:
+        ctx.fail(f"output_height and output_width must be positive, are {oh} and {ow}")
+    r = None
+    if rois is not None:
+        ctx.equal(rois[1], 4, "roialign.rois", f"rois.shape[1] = {show(rois[1])} must be 4 (x1, y1, x2, y2)")
+        r = rois[0]
+    if bi is not None:
+        r = bi[0] if r is None else unify(ctx, r, bi[0], "roialign.count",
+                                          f"rois has {show(r)} rows, batch_indices has {show(bi[0])} elements")
+    if r is None:
+        r = ctx.unknown_dim("num_rois")
+    ctx.set_output(0, (r, c, oh, ow), ctx.dtype(0))
+
+
+register("", "RoiAlign", 16)(roi_align)
+register("", "RoiAlign", 22)(roi_align)
+
+
+@register("", "MaxRoiPool", since_version=1)
+def max_roi_pool(ctx):
+    """X (N, C, H, W), rois (R, 5) -> (R, C, pooled_shape[0], pooled_shape[1])."""
+    ctx.check_inputs(2, 2)
+    c = _roi_channels(ctx)
+    rois = _rank_is(ctx, 1, 2, "rois")
+    ps = ctx.require_attr("pooled_shape")
+    ps = [int(p) for p in ps]
+    if len(ps) != 2 or any(p < 1 for p in ps):
+        ctx.fail(f"pooled_shape must be two positive ints, is {ps}")
+    r = ctx.unknown_dim("num_rois")
+    if rois is not None:
+        ctx.equal(rois[1], 5, "maxroipool.rois",
+                  f"rois.shape[1] = {show(rois[1])} must be 5 (batch_id, x1, y1, x2, y2)")
+        r = rois[0]
+    ctx.set_output(0, (r, c, ps[0], ps[1]), ctx.dtype(0))
+
+
+register("", "MaxRoiPool", 22)(max_roi_pool)
+
+
+# ------------------------------------------------------------ Col2Im
+@register("", "Col2Im", since_version=18)
+def col2im(ctx):
+    """input (N, C * prod(block_shape), L), image_shape, block_shape -> (N, C, *image_shape),
+    with L the number of sliding blocks over the padded image."""
+    ctx.check_inputs(3, 3)
+    x = _rank_is(ctx, 0, 3, "input")
+    dtype = ctx.dtype(0)
+    img = _vector(ctx, 1, "image_shape")
+    blk = _vector(ctx, 2, "block_shape")
+    if img is None and blk is not None:
+        img = [ctx.unknown_dim(f"image_shape_{k}") for k in range(len(blk))]
+    if img is None:
+        ctx.set_output(0, None, dtype)
+        return
+    if blk is not None and len(blk) != len(img):
+        ctx.fail(f"image_shape has {len(img)} elements but block_shape has {len(blk)}")
+    _nonneg(ctx, img, "image_shape")
+    if x is None:
+        n, c = ctx.unknown_dim("col2im_n"), ctx.unknown_dim("col2im_c")
+    else:
+        n, c = x[0], ctx.unknown_dim("col2im_c")
+    if blk is not None:
+        _nonneg(ctx, blk, "block_shape")
+        kprod = E.prod(blk)
+        if x is not None:
+            if isinstance(kprod, int) and kprod == 0:
+                ctx.fail("block_shape has a zero element")
+            if not isinstance(kprod, int):
+                ctx.require(ge(kprod, 1), "col2im.block", f"the block size {show(kprod)} must be positive")
+            ctx.require(eq(E.mod(x[1], kprod), 0), "col2im.channels",
+                        f"input.shape[1] = {show(x[1])} must be a multiple of the block size {show(kprod)}")
+            c = E.floordiv(x[1], kprod)
+            blocks = _sliding(ctx, (n, c, *img), blk, False, False)
+            ctx.equal(x[2], E.prod(blocks), "col2im.blocks",
+                      f"input.shape[2] = {show(x[2])} must equal the number of sliding blocks "
+                      f"{show(E.prod(blocks))}")
+    ctx.set_output(0, (n, c, *img), dtype)
+
+
+# ------------------------------------------------------------ CenterCropPad
+@register("", "CenterCropPad", since_version=18)
+def center_crop_pad(ctx):
+    """Each axis in ``axes`` (default all) takes its size from ``shape``; others stay."""
+    ctx.check_inputs(2, 2)
+    x = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    axes = ctx.attr("axes")
+    target = _vector(ctx, 1, "shape")
+    if x is None:
+        ctx.set_output(0, None, dtype)
+        return
+    axes = list(range(len(x))) if axes is None else norm_axes(ctx, axes, len(x))
+    if target is None:
+        target = [ctx.unknown_dim(f"shape_{k}") for k in range(len(axes))]
+    s = ctx.shape(1)
+    if len(target) != len(axes):
+        ctx.fail(f"shape has {len(target)} elements but there are {len(axes)} axes")
+    if s is not None:
+        ctx.equal(s[0], len(axes), "centercroppad.shape",
+                  f"shape has {show(s[0])} elements, one per axis in {axes}")
+    _nonneg(ctx, target, "shape")
+    out = list(x)
+    for a, t in zip(axes, target):
+        out[a] = t
+    ctx.set_output(0, tuple(out), dtype)
+
+
+# ------------------------------------------------------------ DeformConv
+def deform_conv(ctx):
+    """Conv's output (N, oC, o1..on) with offset (N, offset_group * prod(k) * n, o1..on),
+    mask (N, offset_group * prod(k), o1..on), bias (oC,)."""
+    ctx.check_inputs(3, 5)
+    xs, ws, group = _conv_inputs(ctx, 0, 1)
+    dtype = ctx.dtype(0)
+    og = int(ctx.attr("offset_group", 1))
+    if og < 1:
+        ctx.fail(f"offset_group must be >= 1, is {og}")
+    if xs is None or ws is None:
+        ctx.set_output(0, None, dtype)
+        return
+    nsp = len(xs) - 2
+    kernel = list(ws[2:])
+    kattr = ctx.attr("kernel_shape")
+    if kattr is not None:
+        if len(kattr) != nsp:
+            ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, X has {nsp} spatial axes")
+        for i, (kw, ka) in enumerate(zip(kernel, kattr)):
+            kernel[i] = unify(ctx, kw, int(ka), "deformconv.kernel",
+                              f"kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+    m = ws[0]
+    unify(ctx, xs[1], E.mul(ws[1], group), "deformconv.channels",
+          f"channels: X has C = {show(xs[1])}, W expects W.shape[1] * group = {show(ws[1])} * {group}")
+    if group != 1:
+        ctx.require(eq(E.mod(m, group), 0), "deformconv.group",
+                    f"output channels oC = {show(m)} must be divisible by group {group}")
+    if og != 1:
+        ctx.require(eq(E.mod(xs[1], og), 0), "deformconv.offset_group",
+                    f"input channels C = {show(xs[1])} must be divisible by offset_group {og}")
+    spatial = _sliding(ctx, xs, kernel, False, False)
+    n = xs[0]
+    kprod = E.prod(kernel)
+    for i, what, ch in ((2, "offset", E.mul(og * nsp, kprod)), (4, "mask", E.mul(og, kprod))):
+        if not ctx.has_input(i):
+            continue
+        s = ctx.shape(i)
+        if s is None:
+            continue
+        if len(s) != len(xs):
+            ctx.fail(f"{what} has rank {len(s)}, X has rank {len(xs)}")
+        n = unify(ctx, n, s[0], "deformconv.batch", f"batch: X has N = {show(xs[0])}, {what} has {show(s[0])}")
+        ctx.equal(s[1], ch, f"deformconv.{what}",
+                  f"{what}.shape[1] = {show(s[1])} must equal {show(ch)}")
+        for k in range(nsp):
+            spatial[k] = unify(ctx, spatial[k], s[2 + k], f"deformconv.{what}_spatial",
+                               f"{what} spatial axis {k}: {show(s[2 + k])} must equal the output size "
+                               f"{show(spatial[k])}")
+    if ctx.has_input(3):
+        b = ctx.shape(3)
+        if b is not None:
+            if len(b) != 1:
+                ctx.fail(f"bias B must be 1-D, has rank {len(b)}")
+            unify(ctx, b[0], m, "deformconv.bias", f"bias length {show(b[0])} must equal oC = {show(m)}")
+    ctx.set_output(0, (n, ctx.store.canon(m), *spatial), dtype)
+
+
+register("", "DeformConv", 19)(deform_conv)
+register("", "DeformConv", 22)(deform_conv)
+
+
+# ------------------------------------------------------------ ImageDecoder
+_CHANNELS = {"RGB": 3, "BGR": 3, "Grayscale": 1}
+
+
+@register("", "ImageDecoder", since_version=20)
+def image_decoder(ctx):
+    """1-D encoded bytes -> (H, W, C): C from ``pixel_format`` (RGB / BGR: 3, Grayscale: 1),
+    H and W known only at run time."""
+    ctx.check_inputs(1, 1)
+    _rank_is(ctx, 0, 1, "encoded_stream")
+    fmt = ctx.attr("pixel_format", "RGB")
+    if isinstance(fmt, bytes):
+        fmt = fmt.decode()
+    if fmt not in _CHANNELS:
+        ctx.fail(f"pixel_format {fmt!r} is not one of RGB, BGR, Grayscale")
+    h = ctx.data_symbol("image_height", message="decoded image height is known only at run time")
+    w = ctx.data_symbol("image_width", message="decoded image width is known only at run time")
+    ctx.set_output(0, (h, w, _CHANNELS[fmt]), ir.DataType.UINT8)
+
+
+# ------------------------------------------------------------ ReverseSequence
+@register("", "ReverseSequence", since_version=10)
+def reverse_sequence(ctx):
+    """Output has the input's shape; sequence_lens has one element per batch entry."""
+    ctx.check_inputs(2, 2)
+    x = ctx.shape(0)
+    ba, ta = int(ctx.attr("batch_axis", 1)), int(ctx.attr("time_axis", 0))
+    if {ba, ta} != {0, 1}:
+        ctx.fail(f"batch_axis ({ba}) and time_axis ({ta}) must be 0 and 1, one each")
+    if x is not None and len(x) < 2:
+        ctx.fail(f"input must have rank >= 2, has rank {len(x)}")
+    s = _rank_is(ctx, 1, 1, "sequence_lens")
+    if x is not None and s is not None:
+        ctx.equal(s[0], x[ba], "reversesequence.batch",
+                  f"sequence_lens has {show(s[0])} elements, the batch axis {ba} has size {show(x[ba])}")
+    ctx.set_output(0, x, ctx.dtype(0))
+
+
+register("", "ReverseSequence", 28)(reverse_sequence)
