@@ -12,9 +12,11 @@
 | indexing.py     | GatherElements, GatherND, ScatterND, ScatterElements, OneHot, Compress, NonZero, TopK, Unique |
 | control.py      | If, Loop (subgraphs) |
 | sequence.py     | Sequence* ops, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* |
+| rnn.py          | LSTM, GRU, RNN |
 | contrib/        | onnxruntime's com.microsoft contrib ops (fused, norm, activation, quant, attention, misc) and its default-domain SimplifiedLayerNormalization |
 """
 from . import common  # noqa: F401
 from . import elementwise, reduce, norm, linalg, conv, resize, shape, indexing, control  # noqa: F401
 from . import sequence  # noqa: F401
 from . import contrib  # noqa: F401
+from . import rnn  # noqa: F401
