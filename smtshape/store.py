@@ -1,30 +1,47 @@
 """The constraint store: symbols, constraints, a fast path, and Z3 behind it.
 
-Layers (see docs/ARCHITECTURE.md):
+Layers (see docs/ARCHITECTURE.md, "The store"):
 
-1. **Symbols.**  Every symbol is declared here with a kind (``input`` or
-   ``data``) and the provenance of whatever made it.
-2. **Fast path: substitution (a linear union-find).**  An equality whose
-   difference is linear in some symbol with coefficient +-1 *eliminates* that
-   symbol: ``subst[s] = value``, with every value kept canonical.  Data and
-   generated symbols are eliminated before user-named ones so the user's names
-   stay the representatives.  ``canon(e)`` rewrites an expression to
-   representatives (cached).  Each elimination remembers the constraint ids
-   that justify it, so a fast-path conflict (``768 == 512`` after
-   substitution) is explained by the constraints along the way.
+1. **Symbols.**  Every symbol is declared here with a kind (``input``,
+   ``data`` or ``alias``) and the provenance of whatever made it.
+2. **Fast path: a union-find over atoms.**  An atom is a symbol or an opaque
+   nonlinear subterm (``Bcast(a, b)``, ``FloorDiv(H, 16)``, ``B*S``).  An
+   equality linear in some atom with coefficient +-1 *eliminates* that atom:
+   ``subst[atom] = value``.  The representative is chosen by rank: user input
+   names are kept over generated input names, those over data symbols, those
+   over aliases, and a nonlinear subterm is always the one eliminated, never
+   the representative of a symbol.  ``canon(e)`` rewrites to representatives
+   lazily, with path compression and an occurrence index (``_dep``) so an
+   elimination invalidates only the cached forms that mention it: the cost is
+   near-linear in the number of unifications.  Each atom also has an interval
+   (from the domain and from data symbols' declared upper bounds), which
+   answers sign questions (``S + 1 > 0``) without Z3.
 3. **Residual constraints**: whatever the fast path cannot decide or absorb.
-4. **Z3, lazily**: one incremental solver, created on first need, fed in
-   batches (domain ``s >= 0`` per symbol, ``s == value`` per elimination,
-   each residual constraint in canonical form).  Queries are
-   ``check(not claim)``; answers are cached; every check has an ``rlimit``
-   budget, and ``unknown`` is never a proof.  A conflict found by Z3 is
-   explained by a separate tracked solver's minimized unsat core, its
-   residual constraints are quarantined and the solver rebuilt.
+4. **Z3, lazily**: one incremental solver per store, in a Z3 context of its
+   own, created on first need and fed in batches.
+
+The consistency discipline
+--------------------------
+The solver holds a *base* known to be satisfiable.  Constraints added since
+(the *pending* batch) join it only after a check: ``sat`` -> they join;
+``unsat`` -> the batch is split until the constraints that break it are
+found, and each is *set aside* as a conflict (explained by a minimal core
+naming nodes) while the rest join; ``unknown`` -> the ones Z3 cannot decide
+are set aside as *undecided* (listed in results).  Facts are never removed
+from the base, so a PROVEN or REFUTED answer, once given, stays true; and
+every answer comes from a base known to be satisfiable: an answer from a
+subset of the constraints is still entailed by all of them.
+
+Fast-path eliminations are not set aside (rules have already used them).  A
+conflict whose core holds no constraint that can be set aside marks the
+store *broken*: the conflict is reported, consistency is False, and Z3 gives
+no further answers (everything it would answer is UNKNOWN).
 """
 from __future__ import annotations
 
 import enum
 import itertools
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -33,9 +50,9 @@ import sympy
 import z3
 
 from . import expr as E
-from .constraints import Conflict, Constraint, Provenance, Rel, Relation, eq, le
+from .constraints import And, Conflict, Constraint, Not, Or, Provenance, Rel, Relation, eq, ge, le
 from .printing import show
-from .z3bridge import Untranslatable, Z3Terms
+from .z3bridge import SmtLib, Untranslatable, Z3Terms, domain_bound, one_line
 
 
 class Verdict(enum.Enum):
@@ -75,47 +92,55 @@ class Domain:
 
 
 class _Watchdog:
-    """One daemon thread that calls ``fn`` when an armed deadline passes
-    (cheaper than a thread per check)."""
+    """One daemon thread that interrupts Z3 contexts whose armed deadline has
+    passed.  Each store arms it for its own context only, so one analysis never
+    stops another's solver."""
 
     def __init__(self):
         self._cv = threading.Condition()
-        self._deadline = None
-        self._fn = None
+        self._armed: dict[int, tuple[float, object]] = {}
+        self._ids = itertools.count()
         self._thread = None
 
-    def arm(self, seconds: float, fn):
+    def arm(self, seconds: float, fn) -> int:
         with self._cv:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="smtshape-z3-watchdog", daemon=True)
                 self._thread.start()
-            self._deadline = time.monotonic() + seconds
-            self._fn = fn
+            token = next(self._ids)
+            self._armed[token] = (time.monotonic() + seconds, fn)
             self._cv.notify()
+            return token
 
-    def disarm(self):
+    def disarm(self, token: int):
         with self._cv:
-            self._deadline = None
-            self._fn = None
+            self._armed.pop(token, None)
 
     def _run(self):
         with self._cv:
             while True:
-                if self._deadline is None:
+                if not self._armed:
                     self._cv.wait()
                     continue
-                left = self._deadline - time.monotonic()
-                if left > 0:
-                    self._cv.wait(left)
-                    continue
-                fn, self._deadline, self._fn = self._fn, None, None
-                if fn is not None:
-                    fn()
+                now = time.monotonic()
+                due = [t for t, (d, _) in self._armed.items() if d <= now]
+                for t in due:
+                    _, fn = self._armed.pop(t)
+                    try:
+                        fn()
+                    except Exception:  # pragma: no cover - a dead context
+                        pass
+                if self._armed:
+                    self._cv.wait(max(0.0, min(d for d, _ in self._armed.values()) - now))
 
 
 _WATCHDOG = _Watchdog()
 
-DOMAIN_PROV = Provenance("", "domain", "domain.nonnegative", "every dim is a non-negative integer")
+_INF = math.inf
+_ATOM_TYPES = (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise,
+               sympy.Mul, sympy.Pow)
+# representative rank: higher is kept; the lowest-ranked atom of an equality is eliminated
+_RANK = {"alias": 0, "data": 1, "compound": 2, "generated": 3, "input": 4}
 
 
 @dataclass
@@ -126,42 +151,51 @@ class Store:
 
     def __post_init__(self):
         self.symbols: dict[str, SymbolInfo] = {}
+        self.reserved: set[str] = set()   # user names that generated names must avoid
         self.constraints: list[Constraint] = []
         self.conflicts: list[Conflict] = []
-        self.subst: dict[sympy.Symbol, object] = {}
-        self.reasons: dict[sympy.Symbol, frozenset] = {}
-        self._canon: dict = {}
+        self.undecided: list[Constraint] = []
+        self.subst: dict = {}              # atom -> value (possibly stale; canon() resolves)
+        self.reasons: dict = {}            # atom -> constraint ids that justify its elimination
+        self.definitions: dict = {}        # alias symbol -> the expression it stands for
+        self._alias_of: dict = {}
         self._serial = itertools.count()
         self._names: dict[str, int] = {}
+        self._canon: dict = {}
+        self._dep: dict = {}               # symbol -> expressions whose cached canon mentions it
+        self._compound_keys: dict = {}     # symbol -> compound atoms (subst keys) that mention it
+        self._interval_cache: dict = {}
+        self._residual_seen: dict = {}
         # z3 state
+        self.z3_enabled = True             # False in forks: they answer from the fast path only
+        self.broken = False
+        self._ctx: z3.Context | None = None
         self._terms: Z3Terms | None = None
         self._solver: z3.Solver | None = None
+        self._base: list = []              # z3 formulas of the base, for rebuilding the solver
         self._fed_syms: set = set()
         self._fed_elims: set = set()
         self._pending: list[Constraint] = []
-        self._residual_seen: dict = {}
-        self.definitions: dict = {}       # alias symbol -> the expression it stands for
-        self._alias_of: dict = {}
         self._pending_elims: list = []
-        self._epoch = 0                # bumps whenever Z3 learns something new
+        self._models: list = []            # models of the current base (witnesses)
+        self._epoch = 0                    # bumps whenever the base grows
         self._cache: dict = {}
         self.z3_checks = 0
-        self._asserted = 0
         self.z3_unknowns = 0
-        self.z3_broken = False
 
     # ------------------------------------------------------------ symbols
     def fresh_name(self, hint: str) -> str:
+        """A name no declared or reserved (user) name uses."""
         base = "".join(ch if (ch.isalnum() or ch == "_") else "_" for ch in hint) or "d"
         if base[0].isdigit():
             base = "_" + base
-        if base not in self.symbols and base not in self._names:
+        if base not in self.symbols and base not in self._names and base not in self.reserved:
             self._names[base] = 0
             return base
         while True:
             self._names[base] = self._names.get(base, 0) + 1
             name = f"{base}_{self._names[base]}"
-            if name not in self.symbols:
+            if name not in self.symbols and name not in self.reserved:
                 return name
 
     def declare(self, name: str, kind: str, origin: Provenance, *, generated=False,
@@ -178,36 +212,42 @@ class Store:
     def new_data(self, hint: str, origin: Provenance, upper=None) -> sympy.Symbol:
         return self.declare(self.fresh_name(hint), "data", origin, generated=True, upper=upper)
 
-    def info(self, s: sympy.Symbol) -> SymbolInfo | None:
-        return self.symbols.get(s.name)
+    def info(self, s) -> SymbolInfo | None:
+        return self.symbols.get(s.name) if isinstance(s, sympy.Symbol) else None
 
     def input_symbols(self) -> list[SymbolInfo]:
         return [i for i in self.symbols.values() if i.kind == "input"]
 
-    def fork(self) -> "Store":
-        """A private copy: same facts, its own Z3 (rebuilt lazily); changes stay local.
+    def lower_bound(self, s) -> int | None:
+        """The domain's lower bound of symbol ``s`` (the one home: z3bridge.domain_bound)."""
+        info = self.info(s)
+        return domain_bound(s, info.kind if info else None, self.domain.inputs_positive)
 
-        Used for subgraphs that may not run (an If branch whose condition is
-        unknown): their constraints must not leak into the main store."""
+    def fork(self) -> "Store":
+        """A private copy for a subgraph that may not run: same facts, its own
+        additions.  A fork never uses Z3 (its answers come from the fast path and
+        intervals), so forking costs a copy of the fast path's tables, never a
+        rebuilt solver."""
         import copy
         new = copy.copy(self)
         new.symbols = dict(self.symbols)
-        new.constraints = [copy.copy(c) for c in self.constraints]
+        new.constraints = list(self.constraints)
         new.conflicts = list(self.conflicts)
+        new.undecided = list(self.undecided)
         new.subst = dict(self.subst)
         new.reasons = dict(self.reasons)
-        new._canon = {}
-        new._names = dict(self._names)
-        new._terms = None
-        new._solver = None
-        new._fed_syms = set()
-        new._fed_elims = set()
-        new._pending = [c for c in new.constraints if c.status == "residual"]
-        new._residual_seen = {}
         new.definitions = dict(self.definitions)
         new._alias_of = dict(self._alias_of)
-        new._pending_elims = list(new.subst)
-        new._epoch = self._epoch + 1
+        new._names = dict(self._names)
+        new._canon = {}
+        new._dep = {}
+        new._compound_keys = {k: set(v) for k, v in self._compound_keys.items()}
+        new._residual_seen = dict(self._residual_seen)
+        new.z3_enabled = False
+        new._ctx = new._terms = new._solver = None
+        new._base = []
+        new._fed_syms, new._fed_elims = set(), set()
+        new._pending, new._pending_elims, new._models = [], [], []
         new._cache = {}
         return new
 
@@ -218,9 +258,38 @@ class Store:
         hit = self._canon.get(e)
         if hit is not None:
             return hit
-        out = E.norm(e.xreplace(self.subst)) if (E.free_symbols(e) & self.subst.keys()) else e
+        out = e
+        syms = E.free_symbols(e)
+        m = {}
+        for s in syms:
+            if s in self.subst:
+                m[s] = E.to_sympy(self._resolve(s))
+        if m:
+            out = E.norm(e.xreplace(m))
+        if self._compound_keys and not isinstance(out, int):
+            out = self._replace_compounds(out)
         self._canon[e] = out
+        for x in E.free_symbols(out):
+            self._dep.setdefault(x, []).append(e)
         return out
+
+    def _resolve(self, s):
+        """Canonical value of an eliminated symbol, compressing the path."""
+        v = self.subst[s]
+        c = self.canon(v)
+        if c is not v and c != v:
+            self.subst[s] = c
+        return c
+
+    def _replace_compounds(self, e):
+        for _ in range(8):
+            keys = [a for a in sympy.preorder_traversal(e) if isinstance(a, _ATOM_TYPES) and a in self.subst]
+            if not keys:
+                return e
+            e = E.norm(e.xreplace({a: E.to_sympy(self.canon(self.subst[a])) for a in keys}))
+            if isinstance(e, int):
+                return e
+        return e
 
     def canon_rel(self, r: Relation) -> Relation:
         return r.map(self.canon)
@@ -228,23 +297,131 @@ class Store:
     def why(self, e) -> frozenset:
         """Constraint ids behind the substitutions ``canon(e)`` uses."""
         out: set = set()
-        for s in E.free_symbols(e):
+        todo = list(E.free_symbols(e)) if not isinstance(e, int) else []
+        if not isinstance(e, int) and self._compound_keys:
+            todo += [a for a in sympy.preorder_traversal(e) if isinstance(a, _ATOM_TYPES) and a in self.subst]
+        seen = set()
+        while todo:
+            s = todo.pop()
+            if s in seen or s not in self.subst:
+                continue
+            seen.add(s)
             out |= self.reasons.get(s, frozenset())
+            v = self.subst[s]
+            if not isinstance(v, int):
+                todo.extend(E.free_symbols(v))
         return frozenset(out)
 
     def _why_rel(self, r: Relation) -> frozenset:
         out: set = set()
-        for s in r.symbols():
-            out |= self.reasons.get(s, frozenset())
+        for side in _sides(r):
+            out |= self.why(side)
         return frozenset(out)
+
+    # ------------------------------------------------------------ intervals
+    def interval(self, e) -> tuple:
+        """(lo, hi) with +-inf for unbounded; from the domain and declared upper bounds only."""
+        if isinstance(e, int):
+            return (e, e)
+        hit = self._interval_cache.get(e)
+        if hit is None:
+            hit = self._interval_cache[e] = self._iv(e)
+        return hit
+
+    def _iv(self, e):
+        if isinstance(e, sympy.Integer):
+            return (int(e), int(e))
+        if isinstance(e, sympy.Symbol):
+            if e in self.definitions:
+                return self.interval(E.norm(self.definitions[e]))
+            lo = self.lower_bound(e)
+            info = self.info(e)
+            hi = _INF
+            if info is not None and isinstance(info.upper, int):
+                hi = info.upper
+            return (-_INF if lo is None else lo, hi)
+        if isinstance(e, sympy.Add):
+            lo, hi = 0, 0
+            for a in e.args:
+                x, y = self.interval(E.norm(a))
+                lo, hi = lo + x, hi + y
+            return (lo, hi)
+        if isinstance(e, sympy.Mul):
+            acc = (1, 1)
+            for a in e.args:
+                acc = _imul(acc, self.interval(E.norm(a)))
+            return acc
+        if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) > 0:
+            b = self.interval(E.norm(e.base))
+            acc = (1, 1)
+            for _ in range(min(int(e.exp), 16)):
+                acc = _imul(acc, b)
+            if int(e.exp) % 2 == 0:
+                acc = (max(acc[0], 0), acc[1])
+            return acc
+        if isinstance(e, (E.FloorDiv, E.CeilDiv)):
+            a = self.interval(E.norm(e.args[0]))
+            b = self.interval(E.norm(e.args[1]))
+            if b[0] >= 1:
+                q = [x / y for x in a for y in b if not (math.isinf(x) and math.isinf(y))]
+                if not q:
+                    return (-_INF, _INF)
+                return (math.floor(min(q)) if not math.isinf(min(q)) else min(q),
+                        math.ceil(max(q)) if not math.isinf(max(q)) else max(q))
+            return (-_INF, _INF)
+        if isinstance(e, E.Mod):
+            b = self.interval(E.norm(e.args[1]))
+            if b[0] >= 1:
+                return (0, b[1] - 1)
+            return (-_INF, _INF)
+        if isinstance(e, (E.Bcast, sympy.Piecewise)):
+            vals = e.args if isinstance(e, E.Bcast) else [v for v, _ in e.args]
+            ivs = [self.interval(E.norm(v)) for v in vals]
+            return (min(i[0] for i in ivs), max(i[1] for i in ivs))
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            ivs = [self.interval(E.norm(v)) for v in e.args]
+            f = min if isinstance(e, sympy.Min) else max
+            return (f(i[0] for i in ivs), f(i[1] for i in ivs))
+        return (-_INF, _INF)
+
+    def _interval_verdict(self, r) -> Verdict | None:
+        if isinstance(r, Rel):
+            d = E.sub(r.lhs, r.rhs)
+            lo, hi = self.interval(d)
+            op = r.op
+            if op in (">=", "<=", ">", "<"):
+                if op in ("<=", "<"):
+                    lo, hi = -hi, -lo
+                    op = ">=" if op == "<=" else ">"
+                if (lo >= 0) if op == ">=" else (lo > 0):
+                    return Verdict.PROVEN
+                if (hi < 0) if op == ">=" else (hi <= 0):
+                    return Verdict.REFUTED
+                return None
+            if lo > 0 or hi < 0:
+                return Verdict.REFUTED if op == "==" else Verdict.PROVEN
+            if lo == hi == 0:
+                return Verdict.PROVEN if op == "==" else Verdict.REFUTED
+            return None
+        if isinstance(r, Not):
+            v = self._interval_verdict(r.arg)
+            return None if v is None else (Verdict.REFUTED if v is Verdict.PROVEN else Verdict.PROVEN)
+        if isinstance(r, (Or, And)):
+            vs = [self._interval_verdict(a) for a in r.args]
+            win, lose = (Verdict.PROVEN, Verdict.REFUTED) if isinstance(r, Or) else (Verdict.REFUTED, Verdict.PROVEN)
+            if any(v is win for v in vs):
+                return win
+            if all(v is lose for v in vs):
+                return lose
+        return None
 
     # ------------------------------------------------------------ adding
     def alias(self, e, origin: Provenance):
         """A symbol standing for the (too big) expression ``e``.
 
-        Its definition ``s == e`` goes to Z3 but is never absorbed by the fast path,
-        so later rules work on the small symbol; ``Result`` expands it back at the end
-        (``definitions``), so exactness is not lost."""
+        Its definition ``s == e`` is a constraint (kind ``definition``) that the
+        fast path never absorbs, so later rules work on the small symbol; ``Result``
+        expands it back at the end (``definitions``), so exactness is not lost."""
         hit = self._alias_of.get(e)
         if hit is not None:
             return hit
@@ -275,56 +452,87 @@ class Store:
         self._residual_seen[cr] = c
         c.status = "residual"
         self._pending.append(c)
-        self._epoch += 1
         return c
 
-    def _priority(self, s) -> tuple:
-        info = self.info(s)
+    def _rank(self, atom) -> tuple:
+        if not isinstance(atom, sympy.Symbol):
+            return (_RANK["compound"], 0)
+        info = self.info(atom)
         if info is None:
-            return (0, 0)
-        if info.kind == "alias":
-            return (0, info.serial)     # keep aliases: they exist to stay small
-        rank = 3 if info.kind == "data" else (2 if info.generated else 1)
-        return (rank, info.serial)
+            return (_RANK["data"], 0)
+        if info.kind == "input":
+            return (_RANK["generated"] if info.generated else _RANK["input"], -info.serial)
+        return (_RANK.get(info.kind, _RANK["data"]), -info.serial)
 
     def _absorb(self, c: Constraint, cr: Rel) -> bool:
         d = E.sub(cr.lhs, cr.rhs)
         if isinstance(d, int):
             return False
         best = None
-        for t in sympy.Add.make_args(d):
+        terms = sympy.Add.make_args(d)
+        for t in terms:
             coeff, rest = t.as_coeff_Mul()
-            if isinstance(rest, sympy.Symbol) and coeff in (1, -1):
-                others = E.free_symbols(E.sub(d, t))
-                if rest not in others:
-                    key = self._priority(rest)
-                    if best is None or key > best[0]:
-                        best = (key, rest, int(coeff))
+            if coeff not in (1, -1):
+                continue
+            if isinstance(rest, sympy.Symbol):
+                if any(rest in E.free_symbols(E.norm(o)) for o in terms if o is not t):
+                    continue
+            elif isinstance(rest, _ATOM_TYPES) and not isinstance(rest, sympy.Integer):
+                if any(o.has(rest) for o in terms if o is not t):
+                    continue
+            else:
+                continue
+            key = self._rank(rest)
+            if best is None or key < best[0]:
+                best = (key, rest, int(coeff))
         if best is None:
             return False
         _, s, coeff = best
         value = E.norm(-(d - coeff * s) * coeff)
         reason = frozenset({c.id}) | self._why_rel(c.relation)
-        if isinstance(value, int) and value < 0:
+        lo = self.lower_bound(s) if isinstance(s, sympy.Symbol) else None
+        if isinstance(value, int) and lo is not None and value < lo:
             c.status = "conflict"
             self._record_conflict(f"{s.name} == {value}", reason,
-                                  detail=f"{s.name} would be negative ({value})")
+                                  detail=f"{s.name} would be {value}, below its domain's bound {lo}")
             return True
         self._eliminate(s, value, reason)
         c.status = "absorbed"
+        if lo is not None and self.interval(value)[0] < lo and s not in self._fed_syms:
+            # the eliminated symbol's domain moves onto its value: a constraint of its own,
+            # so that Z3 can set it aside if it is what breaks consistency
+            self.add(ge(value, lo), c.provenance, kind="derived", absorb=False)
         return True
 
     def _eliminate(self, s, value, reason: frozenset):
-        m = {s: E.to_sympy(value)}
-        for t, v in list(self.subst.items()):
-            if not isinstance(v, int) and s in E.free_symbols(v):
-                self.subst[t] = E.norm(v.xreplace(m))
-                self.reasons[t] = self.reasons[t] | reason
         self.subst[s] = value
         self.reasons[s] = reason
-        self._canon.clear()
-        self._epoch += 1
+        if isinstance(s, sympy.Symbol):
+            for e in self._dep.pop(s, ()):
+                self._canon.pop(e, None)
+            for key in list(self._compound_keys.pop(s, ())):
+                self._rekey(key)
+        else:
+            syms = E.free_symbols(s)
+            for x in syms:
+                self._compound_keys.setdefault(x, set()).add(s)
+                for e in self._dep.pop(x, ()):   # cached forms may contain the atom
+                    self._canon.pop(e, None)
         self._pending_elims.append(s)
+
+    def _rekey(self, key):
+        """A compound atom whose arguments changed: restate ``key == value`` in canonical form."""
+        if key not in self.subst:
+            return
+        value = self.subst.pop(key)
+        reason = self.reasons.pop(key, frozenset())
+        for x in E.free_symbols(key):
+            ks = self._compound_keys.get(x)
+            if ks is not None:
+                ks.discard(key)
+        ids = sorted(reason)
+        prov = self.constraints[ids[0]].provenance if ids else Provenance("", "domain", "congruence", "")
+        self.add(eq(key, value), prov, kind="derived")
 
     # ------------------------------------------------------------ conflicts
     def _fast_conflict(self, c: Constraint, cr: Relation):
@@ -342,231 +550,317 @@ class Store:
         cs = [self.constraints[i] for i in sorted(ids)]
         self.conflicts.append(Conflict(text, cs, values or {}, detail))
 
-    # ------------------------------------------------------------ z3
-    def _z3(self) -> z3.Solver:
+    # ------------------------------------------------------------ z3: base and pending
+    def _z3(self):
         if self._solver is None:
-            self._terms = Z3Terms()
-            self._solver = z3.Solver()
-            self._solver.set("rlimit", self.rlimit)
-            self._fed_syms = set()
-            self._fed_elims = set()
-        self._flush()
+            if self._ctx is None:
+                self._ctx = z3.Context()
+                self._terms = Z3Terms(self._ctx)
+            self._solver = self._new_solver()
+            if self._base:
+                self._solver.add(*self._base)
         return self._solver
 
-    def _domain_of(self, s):
-        v = self._terms.var(s.name)
-        if s.is_nonnegative is not True:      # element-value symbols may be negative
-            return z3.BoolVal(True)
-        info = self.info(s)
-        if info is not None and info.kind == "input" and self.domain.inputs_positive:
-            return v >= 1
-        return v >= 0
+    def _new_solver(self) -> z3.Solver:
+        s = z3.Solver(ctx=self._ctx)
+        s.set("rlimit", self.rlimit)
+        return s
+
+    def _domain_formula(self, s):
+        lo = self.lower_bound(s)
+        return None if lo is None else self._terms.var(s.name) >= lo
 
     def _feed_symbol(self, s, out: list):
-        if s not in self._fed_syms:
-            self._fed_syms.add(s)
-            out.append(self._domain_of(s))
-        if s in self.subst:
+        if s in self._fed_syms:
+            return
+        self._fed_syms.add(s)
+        if s in self.subst and s not in self._fed_elims:
+            # eliminated before Z3 saw it: its domain is the derived constraint on its value
             self._feed_elim(s, out)
+            return
+        f = self._domain_formula(s)
+        if f is not None:
+            out.append(f)
 
     def _feed_elim(self, s, out: list):
         if s in self._fed_elims:
             return
         self._fed_elims.add(s)
-        self._feed_symbol(s, out)
         val = self.subst[s]
-        side: list = []
         try:
-            t = self._terms.term(val, side)
+            lhs = self._terms.term(s) if not isinstance(s, sympy.Symbol) else self._terms.var(s.name)
+            t = self._terms.term(val)
         except Untranslatable:
             return
-        out.append(self._terms.var(s.name) == t)
-        out.extend(side)
-        for x in E.free_symbols(val):
+        if isinstance(s, sympy.Symbol):
+            self._fed_syms.add(s)
+        out.append(lhs == t)
+        syms = set(E.free_symbols(val))
+        if not isinstance(s, sympy.Symbol):
+            syms |= E.free_symbols(s)
+        for x in syms:
             self._feed_symbol(x, out)
 
-    def _flush(self):
+    def _formula(self, c: Constraint, out: list):
+        """The Z3 formula of a residual constraint (its symbols' domains go to ``out``)."""
+        cr = self.canon_rel(c.relation)
+        f = self._terms.relation(cr)
+        for s in _rel_symbols(cr):
+            self._feed_symbol(s, out)
+        return f
+
+    def _sync(self) -> bool:
+        """Bring the pending batch into the base under the consistency discipline.
+        False when Z3 can give no answer (disabled, or the store is broken)."""
+        if not self.z3_enabled or self.broken:
+            return False
+        self._z3()
         if not self._pending and not self._pending_elims:
-            return
-        out: list = []
+            return True
+        defs: list = []
         for s in self._pending_elims:
-            self._feed_elim(s, out)
+            if s in self.subst:
+                self._feed_elim(s, defs)
         self._pending_elims = []
+        batch = []
         for c in self._pending:
             if c.status != "residual":
                 continue
-            cr = self.canon_rel(c.relation)
             try:
-                f = self._terms.formula(cr)
+                batch.append((c, self._formula(c, defs)))
             except Untranslatable:
-                c.status = "untranslatable"
-                continue
-            for s in cr.symbols():
-                self._feed_symbol(s, out)
-            out.append(f)
+                c.status = "undecided"      # Z3 cannot read it: never a fact, listed instead
+                self.undecided.append(c)
         self._pending = []
-        if out:
-            self._solver.add(*out)
-            self._asserted += 1
+        if defs:
+            self._solver.add(*defs)
+            self._base.extend(defs)
+        if not batch:
+            if defs:
+                self._grew()
+            return True
+        fs = [f for _, f in batch]
+        self._solver.add(*fs)
+        res = self._check()
+        if res == z3.sat:
+            self._base.extend(fs)
+            self._grew(self._solver.model())
+            return True
+        # unsat or unknown: rebuild from the base and bring the batch in piece by piece
+        self._solver = self._new_solver()
+        self._solver.add(*self._base)
+        if defs and self._check() == z3.unsat:
+            # the eliminations alone contradict the base: nothing can be set aside
+            self._break([c for c, _ in batch])
+            return False
+        self._admit(batch)
+        self._grew()
+        return not self.broken
 
-    def _ensure_symbols(self, r: Relation):
-        out: list = []
-        for s in r.symbols():
-            self._feed_symbol(s, out)
-        if out:
-            self._solver.add(*out)
-            self._asserted += 1
+    def _admit(self, batch):
+        """Add ``batch`` to the base, setting aside what makes it unsat or undecided."""
+        if not batch:
+            return
+        fs = [f for _, f in batch]
+        res = self._check(*fs) if len(batch) > 1 else self._check(fs[0])
+        if res == z3.sat:
+            self._solver.add(*fs)
+            self._base.extend(fs)
+            return
+        if len(batch) > 1:
+            mid = len(batch) // 2
+            self._admit(batch[:mid])
+            self._admit(batch[mid:])
+            return
+        c, f = batch[0]
+        if res == z3.unknown:
+            c.status = "undecided"
+            self.undecided.append(c)
+            return
+        c.status = "conflict"
+        self._explain(c)
+
+    def _grew(self, model=None):
+        self._epoch += 1
+        self._models = [model] if model is not None else []
+        for k in [k for k, v in self._cache.items() if v[0] is None or v[0] is Verdict.UNKNOWN]:
+            del self._cache[k]
+
+    def _break(self, batch):
+        self.broken = True
+        for c, _ in batch:
+            c.status = "undecided"
+            self.undecided.append(c)
+        cs = [c for c in self.constraints if c.status == "absorbed"]
+        core = self._core(cs, None) or cs[:20]
+        self.conflicts.append(Conflict(" and ".join(str(c.relation) for c in core[:6]), core, {},
+                                       "these equalities cannot all hold with every dim >= 0"))
 
     def _check(self, *assumptions):
         """One budgeted check.  ``rlimit`` bounds the work deterministically; a
-        wall-clock watchdog interrupts Z3 as a last resort (its own ``timeout``
-        is not a hard bound).  An interrupted check is ``unknown``: never a proof."""
+        wall-clock watchdog interrupts this store's Z3 context as a last resort
+        (Z3's own ``timeout`` is not a hard bound).  ``unknown`` is never a proof."""
         self.z3_checks += 1
-        _WATCHDOG.arm(self.watchdog_s, self._solver.ctx.interrupt)
+        token = _WATCHDOG.arm(self.watchdog_s, self._ctx.interrupt)
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
-            self.z3_unknowns += 1
-            return z3.unknown
+            res = z3.unknown
         finally:
-            _WATCHDOG.disarm()
+            _WATCHDOG.disarm(token)
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res
 
-    def check(self) -> bool | None:
-        """Is everything added so far satisfiable?  Explains and quarantines
-        conflicts Z3 finds.  Returns True (consistent), False (conflicts
-        recorded) or None (undecided within budget)."""
-        if self.z3_broken:
-            return False
-        if self._solver is None and not any(c.status == "residual" for c in self.constraints):
-            # only fast-path facts: eliminations keep every value >= 0 or were refuted
-            if not self._pending_elims:
-                return not self.conflicts
-        for _ in range(8):
-            self._z3()
-            res = self._check()
-            if res == z3.sat:
-                return not self.conflicts
-            if res == z3.unknown:
-                return None
-            if not self._explain_and_quarantine():
-                self.z3_broken = True
-                return False
-        self.z3_broken = True
-        return False
+    # ------------------------------------------------------------ explanations
+    def _cone(self, c: Constraint) -> list:
+        """Constraints connected to ``c`` through shared symbols (absorbed ones included)."""
+        live = [x for x in self.constraints if x.status in ("residual", "absorbed") or x is c]
+        by_sym: dict = {}
+        for x in live:
+            for s in _rel_symbols(x.relation):
+                by_sym.setdefault(s, []).append(x)
+        out, seen, todo = [], {c.id}, [c]
+        done_syms: set = set()
+        while todo:
+            x = todo.pop()
+            out.append(x)
+            for s in _rel_symbols(x.relation):
+                if s in done_syms:
+                    continue
+                done_syms.add(s)
+                for y in by_sym.get(s, ()):
+                    if y.id not in seen:
+                        seen.add(y.id)
+                        todo.append(y)
+        return out
 
-    def _explain_and_quarantine(self) -> bool:
-        terms = Z3Terms()
-        tracked = z3.Solver()
-        tracked.set("rlimit", self.rlimit * 5)
-        tracked.set("core.minimize", True)
-        syms = set()
+    def _core(self, cands, goal) -> list:
+        """A minimal subset of ``cands`` that is unsat (goal None) or entails ``goal``,
+        from a fresh tracked solver over their original relations; [] if undecided."""
+        ctx = z3.Context()
+        terms = Z3Terms(ctx)
+        s = z3.Solver(ctx=ctx)
+        s.set("rlimit", self.rlimit * 5)
+        s.set("core.minimize", True)
         lits = {}
-        for c in self.constraints:
-            if c.status not in ("residual", "absorbed"):
-                continue
-            side: list = []
+        syms: set = set()
+        for c in cands:
             try:
-                f = terms.relation(c.relation, side)
-            except Untranslatable:
-                continue
-            p = z3.Bool(f"c{c.id}")
-            lits[f"c{c.id}"] = c
-            tracked.assert_and_track(z3.And([f] + side) if side else f, p)
-            syms |= c.relation.symbols()
-        for s in syms:
-            v = terms.var(s.name)
-            info = self.info(s)
-            if s.is_nonnegative is not True:
-                continue
-            tracked.add(v >= 1 if (info and info.kind == "input" and self.domain.inputs_positive) else v >= 0)
-        if tracked.check() != z3.unsat:
-            return False
-        core = [lits[str(x)] for x in tracked.unsat_core() if str(x) in lits]
-        if not core:
-            return False
-        text = " and ".join(str(c.relation) for c in core if c.status == "residual") or str(core[0].relation)
-        self.conflicts.append(Conflict(text, core, {}, "these constraints cannot all hold"))
-        residual = [c for c in core if c.status == "residual"]
-        if not residual:
-            return False
-        for c in residual:
-            c.status = "conflict"
-        # rebuild the solver without the quarantined constraints
-        self._solver = None
-        self._cache.clear()
-        self._pending = [c for c in self.constraints if c.status == "residual"]
-        self._pending_elims = list(self.subst)
-        self._epoch += 1
-        return True
-
-    def explain_entailment(self, relation: Relation, candidates) -> list:
-        """A minimal subset of ``candidates`` (constraints) that, with the domain and the
-        substitutions, implies ``relation``; [] when they do not (or undecided)."""
-        terms = Z3Terms()
-        tracked = z3.Solver()
-        tracked.set("rlimit", self.rlimit * 5)
-        tracked.set("core.minimize", True)
-        lits = {}
-        syms = set(relation.symbols())
-        for c in candidates:
-            side: list = []
-            try:
-                f = terms.relation(self.canon_rel(c.relation), side)
+                f = terms.relation(c.relation)
             except Untranslatable:
                 continue
             name = f"c{c.id}"
             lits[name] = c
-            tracked.assert_and_track(z3.And([f] + side) if side else f, z3.Bool(name))
-            syms |= self.canon_rel(c.relation).symbols()
+            s.assert_and_track(f, z3.Bool(name, ctx))
+            syms |= _rel_symbols(c.relation)
+        if goal is not None:
+            try:
+                s.add(z3.Not(terms.relation(goal)))
+            except Untranslatable:
+                return []
+            syms |= _rel_symbols(goal)
         for x in syms:
-            if x.is_nonnegative is True:
-                info = self.info(x)
-                v = terms.var(x.name)
-                tracked.add(v >= 1 if (info and info.kind == "input" and self.domain.inputs_positive) else v >= 0)
+            lo = self.lower_bound(x)
+            if lo is not None:
+                s.add(terms.var(x.name) >= lo)
+        token = _WATCHDOG.arm(self.watchdog_s, ctx.interrupt)
         try:
-            side: list = []
-            goal = terms.relation(self.canon_rel(relation), side)
-        except Untranslatable:
+            res = s.check()
+        except z3.Z3Exception:
+            res = z3.unknown
+        finally:
+            _WATCHDOG.disarm(token)
+        if res != z3.unsat:
             return []
-        tracked.add(z3.Not(goal), *side)
-        if tracked.check() != z3.unsat:
-            return []
-        return [lits[str(x)] for x in tracked.unsat_core() if str(x) in lits]
+        return sorted((lits[str(x)] for x in s.unsat_core() if str(x) in lits), key=lambda c: c.id)
+
+    def _explain(self, c: Constraint):
+        core = self._core(self._cone(c), None)
+        if c not in core:
+            core = sorted(set(core) | {c}, key=lambda x: x.id)
+        values = {}
+        for x in core:
+            if isinstance(x.relation, Rel):
+                for side in (x.relation.lhs, x.relation.rhs):
+                    if not isinstance(side, int):
+                        v = self.canon(side)
+                        if v != side:
+                            values[show(side)] = show(v)
+        self.conflicts.append(Conflict(str(c.relation), core, values,
+                                       "these constraints cannot all hold; the last one is set aside"))
+
+    def explain_entailment(self, relation: Relation, candidates) -> list:
+        """A minimal subset of ``candidates`` (constraints) that, with the domain,
+        implies ``relation``; [] when they do not (or undecided)."""
+        cands = list(candidates)
+        ids = set()
+        for c in cands:
+            ids |= self._why_rel(c.relation)
+        ids |= self._why_rel(relation)
+        extra = [self.constraints[i] for i in sorted(ids) if self.constraints[i] not in cands]
+        return self._core(cands + extra, relation)
 
     # ------------------------------------------------------------ queries
     def decide(self, relation: Relation, use_z3: bool = True) -> Verdict:
-        """PROVEN / REFUTED / UNKNOWN for a relation under all constraints."""
+        """PROVEN / REFUTED / UNKNOWN for a relation under all constraints.
+
+        Fast path and intervals first; then Z3 on a base known to be satisfiable
+        (see the module doc).  UNKNOWN whenever Z3 is off, gave up, or the store is broken."""
         cr = self.canon_rel(relation)
         v = cr.const_value()
         if v is True:
             return Verdict.PROVEN
         if v is False:
             return Verdict.REFUTED
-        if not use_z3 or self.z3_broken:
+        iv = self._interval_verdict(cr)
+        if iv is not None:
+            return iv
+        if not use_z3 or not self.z3_enabled or self.broken:
             return Verdict.UNKNOWN
-        key = str(cr)
-        hit = self._cache.get(key)
+        hit = self._cache.get(cr)
         if hit is not None:
-            verdict, epoch = hit
-            if verdict is not Verdict.UNKNOWN or epoch == self._epoch:
-                return verdict
-        self._z3()
-        self._ensure_symbols(cr)
-        side: list = []
+            if hit[0] is not Verdict.UNKNOWN:
+                return hit[0]          # entailment is monotone: PROVEN / REFUTED stay true
+            if hit[1] == self._epoch and not self._pending and not self._pending_elims:
+                return hit[0]
+        if not self._sync():
+            return Verdict.UNKNOWN
         try:
-            f = self._terms.relation(cr, side)
+            out: list = []
+            f = self._terms.relation(cr)
+            for s in _rel_symbols(cr):
+                self._feed_symbol(s, out)
         except Untranslatable:
             return Verdict.UNKNOWN
-        sc = z3.And(side) if side else z3.BoolVal(True)
+        if out:
+            self._solver.add(*out)
+            self._base.extend(out)
+            self._models = []
+        can_prove = can_refute = True
+        for m in self._models:
+            val = m.eval(f, model_completion=True)
+            if z3.is_false(val):
+                can_prove = False
+            elif z3.is_true(val):
+                can_refute = False
         verdict = Verdict.UNKNOWN
-        if self._check(z3.And(z3.Not(f), sc)) == z3.unsat:
-            verdict = Verdict.PROVEN
-        elif self._check(z3.And(f, sc)) == z3.unsat:
-            verdict = Verdict.REFUTED
-        self._cache[key] = (verdict, self._epoch)
+        if can_prove:
+            r = self._check(z3.Not(f))
+            if r == z3.unsat:
+                verdict = Verdict.PROVEN
+            elif r == z3.sat:
+                can_prove = False
+                self._models.append(self._solver.model())
+        if verdict is Verdict.UNKNOWN and can_refute:
+            r = self._check(f)
+            if r == z3.unsat:
+                verdict = Verdict.REFUTED
+            elif r == z3.sat:
+                self._models.append(self._solver.model())
+        if len(self._models) > 8:
+            del self._models[1:-4]
+        self._cache[cr] = (verdict, self._epoch)
         return verdict
 
     def static_value(self, e):
@@ -574,73 +868,143 @@ class Store:
         e = self.canon(e)
         if isinstance(e, int):
             return e
-        if self.z3_broken:
+        lo, hi = self.interval(e)
+        if lo == hi and not math.isinf(lo):
+            return int(lo)
+        if not self.z3_enabled or self.broken:
             return None
         key = ("static", e)
         hit = self._cache.get(key)
-        if hit is not None and (hit[0] is not None or hit[1] == self._epoch):
+        if hit is not None and (hit[0] is not None or (hit[1] == self._epoch and not self._pending)):
             return hit[0]
-        self._z3()
-        self._ensure_symbols(eq(e, 0))
-        side: list = []
+        if not self._sync():
+            return None
         try:
-            t = self._terms.term(e, side)
+            out: list = []
+            t = self._terms.term(e)
+            for s in E.free_symbols(e):
+                self._feed_symbol(s, out)
         except Untranslatable:
             return None
-        out = None
+        if out:
+            self._solver.add(*out)
+            self._base.extend(out)
+            self._models = []
         model = self._base_model()
+        val = None
         if model is not None:
-            val = model.eval(t, model_completion=True)
+            cand = model.eval(t, model_completion=True)
             # one model gives the only candidate; it is forced iff "e != candidate" is unsat
-            if z3.is_int_value(val) and self._check(z3.And([t != val] + side)) == z3.unsat:
-                out = val.as_long()
-        self._cache[key] = (out, self._epoch)
-        return out
+            if z3.is_int_value(cand):
+                r = self._check(t != cand)
+                if r == z3.unsat:
+                    val = cand.as_long()
+                elif r == z3.sat:
+                    self._models.append(self._solver.model())
+        self._cache[key] = (val, self._epoch)
+        return val
 
     def _base_model(self):
-        """A model of everything asserted so far (cached until the next assertion)."""
-        hit = self._cache.get("base_model")
-        if hit is not None and hit[1] == self._asserted:
-            return hit[0]
-        m = self._solver.model() if self._check() == z3.sat else None
-        self._cache["base_model"] = (m, self._asserted)
-        return m
+        if self._models:
+            return self._models[0]
+        if self._check() == z3.sat:
+            self._models.append(self._solver.model())
+            return self._models[0]
+        return None
+
+    def check(self) -> bool | None:
+        """Is everything added so far satisfiable?  True (consistent), False
+        (conflicts found and set aside, each explained) or None (no conflict
+        found, but some constraints are undecided: ``self.undecided``)."""
+        if self.z3_enabled and not self.broken:
+            self._sync()
+        if self.conflicts or self.broken:
+            return False
+        if self.undecided:
+            return None
+        return True
 
     def residual_symbols(self) -> frozenset:
-        """Symbols (canonical) that some residual constraint mentions; cached per epoch."""
+        """Symbols (canonical) that some residual constraint mentions; cached per size."""
+        key = ("residual_symbols", len(self.constraints), len(self.subst))
         hit = self._cache.get("residual_symbols")
-        if hit is not None and hit[1] == self._epoch:
+        if hit is not None and hit[1] == key:
             return hit[0]
         out: set = set()
         for c in self.constraints:
-            if c.status == "residual":
-                out |= self.canon_rel(c.relation).symbols()
+            if c.status in ("residual", "undecided"):
+                out |= _rel_symbols(self.canon_rel(c.relation))
         for s, v in self.subst.items():
-            out |= E.free_symbols(v) if not isinstance(v, int) else set()
+            if not isinstance(v, int):
+                out |= E.free_symbols(self.canon(v))
+            if not isinstance(s, sympy.Symbol):
+                out |= E.free_symbols(self.canon(s))
         res = frozenset(out)
-        self._cache["residual_symbols"] = (res, self._epoch)
+        self._cache["residual_symbols"] = (res, key)
         return res
 
     def has_residual_on(self, syms) -> bool:
         return bool(self.residual_symbols() & syms)
 
     # ------------------------------------------------------------ export
+    def exported(self) -> list[Constraint]:
+        """The constraints the store answers from: absorbed, residual and derived ones
+        (set-aside conflicts and undecided constraints excluded)."""
+        return [c for c in self.constraints if c.status in ("absorbed", "residual")]
+
     def to_smtlib(self) -> str:
-        terms = Z3Terms()
-        s = z3.Solver()
-        syms = set()
+        """The constraint set the store answers from, as SMT-LIB2 ending in (check-sat).
+        Every symbol is quoted and every comment is one line, so no name can change
+        what the export means."""
+        p = SmtLib()
+        body: list[str] = []
+        syms: set = set()
+        for c in self.exported():
+            try:
+                text = p.relation(c.relation)
+            except Untranslatable:
+                body.append(f"; c{c.id} (not expressible in SMT-LIB, omitted): {one_line(c.relation)}")
+                continue
+            syms |= _rel_symbols(c.relation)
+            body.append(f"; c{c.id} [{c.kind}] {one_line(c.provenance)}")
+            body.append(f"(assert {text})")
         for c in self.constraints:
-            if c.status in ("residual", "absorbed", "conflict"):
-                try:
-                    s.add(terms.formula(c.relation))
-                except Untranslatable:
-                    continue
-                syms |= c.relation.symbols()
-        for name in sorted(x.name for x in syms):
-            s.add(terms.var(name) >= 0)
-        header = ["; smtshape constraint set", "; every dim symbol is a non-negative integer"]
-        header += [f"; assumption: {d}" for d in self.domain.describe()]
-        for c in self.constraints:
-            if c.status in ("residual", "absorbed", "conflict"):
-                header.append(f"; c{c.id}: {c.relation}  <- {c.provenance}")
-        return "\n".join(header) + "\n" + s.sexpr()
+            if c.status in ("conflict", "undecided"):
+                body.append(f"; c{c.id} set aside ({c.status}): {one_line(c.relation)}  <- {one_line(c.provenance)}")
+        head = ["; smtshape constraint set (SMT-LIB 2)",
+                "; domain: every dim symbol is a non-negative integer"]
+        head += [f"; assumption: {one_line(d)}" for d in self.domain.describe()]
+        decl = []
+        for s in sorted(syms, key=lambda x: x.name):
+            q = p.name(s.name)
+            decl.append(f"(declare-fun {q} () Int)")
+            lo = self.lower_bound(s)
+            if lo is not None:
+                decl.append(f"(assert (>= {q} {lo}))")
+        names = [f"; {q} = {one_line(repr(n))}" for n, q in sorted(p.names.items()) if q != f"|{n}|"]
+        return "\n".join(head + names + decl + body + ["(check-sat)", ""])
+
+
+def _imul(a, b):
+    vals = []
+    for x in a:
+        for y in b:
+            if x == 0 or y == 0:
+                vals.append(0)
+            else:
+                vals.append(x * y)
+    return (min(vals), max(vals))
+
+
+def _sides(r):
+    if isinstance(r, Rel):
+        return (r.lhs, r.rhs)
+    if isinstance(r, (Or, And)):
+        return tuple(x for a in r.args for x in _sides(a))
+    if isinstance(r, Not):
+        return _sides(r.arg)
+    return ()
+
+
+def _rel_symbols(r) -> frozenset:
+    return r.symbols()
