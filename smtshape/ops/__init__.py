@@ -13,6 +13,7 @@
 | control.py      | If, Loop (subgraphs) |
 | sequence.py     | Sequence* ops, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* |
 | rnn.py          | LSTM, GRU, RNN |
+| quant.py        | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear |
 | contrib/        | onnxruntime's com.microsoft contrib ops (fused, norm, activation, quant, attention, misc) and its default-domain SimplifiedLayerNormalization |
 """
 from . import common  # noqa: F401
@@ -20,3 +21,4 @@ from . import elementwise, reduce, norm, linalg, conv, resize, shape, indexing, 
 from . import sequence  # noqa: F401
 from . import contrib  # noqa: F401
 from . import rnn  # noqa: F401
+from . import quant  # noqa: F401
