@@ -100,3 +100,30 @@ def test_gemm_fast_gelu_bias():
                      domain=MS)
     assert exprs(res, "y0") == ("B", "S", "N")
     assert res.prove("M == N").name == "PROVEN"
+
+
+# ---------------------------------------------------------------- property: FusedMatMul vs onnxruntime
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=15, deadline=None)
+@given(ta=st.integers(0, 1), tb=st.integers(0, 1), tbatch=st.integers(0, 2), b=st.integers(0, 3),
+       m=st.integers(0, 4), k=st.integers(1, 4), n=st.integers(0, 4), bcast=st.booleans())
+def test_fused_matmul_property(ta, tb, tbatch, b, m, k, n, bcast):
+    """Random batch / transpose combinations: smtshape's symbolic result, evaluated, equals
+    onnxruntime's output shape."""
+    tba, tbb = int(tbatch in (1, 2)), int(tbatch == 2)
+    a_log = ["B", "M", "K"] if not (bcast and not tba) else [1, "M", "K"]
+    b_log = ["B", "K", "N"]
+
+    def phys(log, tbatch_, t):
+        s = list(log)
+        if t:
+            s[-2], s[-1] = s[-1], s[-2]
+        if tbatch_:
+            s = [s[1], s[0], s[2]]
+        return s
+
+    check("FusedMatMul", [ts("float", phys(a_log, tba, ta)), ts("float", phys(b_log, tbb, tb))],
+          {"transA": ta, "transB": tb, "transBatchA": tba, "transBatchB": tbb},
+          bindings=[{"B": b, "M": m, "K": k, "N": n}])

@@ -4,7 +4,7 @@ import pytest
 
 from smtshape.testing import exprs, infer_node, ts
 
-from .contrib_check import MS, check, failed
+from .contrib_check import MS, check
 
 
 @pytest.mark.parametrize("attrs", [{"dim": 1, "size": 3, "step": 2}, {"dim": -1, "size": 2}, {"dim": 1, "size": 1}])

@@ -4,7 +4,7 @@ import pytest
 
 from smtshape.testing import exprs, infer_node, ts
 
-from .contrib_check import MS, check, failed
+from .contrib_check import MS, check
 
 
 def sc(n=None):
