@@ -22,9 +22,9 @@ Grading, per output axis (``smtshape.truth.grade``): *right* when an exact
 claim equals the expected size or an upper bound is >= it; *wrong* when an
 exact claim differs, the rank differs, or a bound is below the size;
 *unresolved* otherwise.  A test is *fully resolved* when every output axis is
-right (and every scalar output's rank is known).  Outputs whose expected value
-is a sequence (a list of tensors) are not graded axis by axis; a test with such
-an output is counted as not fully resolved.
+right (and every scalar output's rank is known).  A sequence output is graded
+as its length (one axis) and the shape of each element; an optional output as
+its presence (one axis: 1 or 0) and its content (see :class:`Expected`).
 
     from smtshape import conformance as C
     tests = C.load_suite()
@@ -576,6 +576,11 @@ class Outcome:
     ungraded: list = field(default_factory=list)   # outputs of unknown structure
     wrong_entries: list = field(default_factory=list)
     traceback: str = ""
+    # smtshape only: every node test is a model the reference runs, so a conflict or a
+    # "consistent: False" is a false claim; rule failures and ops without a rule, for the report
+    consistent: bool | None = None
+    findings: list = field(default_factory=list)   # conflicts and rule_error diagnostics, one line each
+    no_rule: list = field(default_factory=list)    # op types of nodes without a rule
 
     def describe_wrong(self) -> list:
         out = []
@@ -669,9 +674,22 @@ def run_smtshape(test: NodeTest, variant: str, analyze_kwargs: dict | None = Non
         return fail_outcome(out, exp, "crash", one_line(e), traceback.format_exc(limit=8))
     out.ms = (time.perf_counter() - t0) * 1000
     try:
-        return grade_outcome(out, smtshape_shape_fn(res), exp, _smtshape_env_fn(res, test), smtshape_part_fn(res))
+        grade_outcome(out, smtshape_shape_fn(res), exp, _smtshape_env_fn(res, test), smtshape_part_fn(res))
     except Exception as e:  # noqa: BLE001
         return fail_outcome(out, exp, "grade-error", one_line(e), traceback.format_exc(limit=8))
+    _findings(out, res)
+    return out
+
+
+def _findings(out: Outcome, res) -> None:
+    try:
+        out.consistent = res.consistent
+        out.findings = [f"conflict: {c.explain()}".replace("\n", " ")[:300] for c in res.conflicts]
+        diags = list(getattr(res.engine, "diagnostics", []))
+        out.findings += [str(d).replace("\n", " ")[:300] for d in diags if d.kind == "rule_error"]
+        out.no_rule = sorted({(d.op_type or d.node) for d in diags if d.kind == "no_rule"})
+    except Exception as e:  # noqa: BLE001 - an API in flux must not stop grading
+        out.findings.append(f"(findings unavailable: {one_line(e)})")
 
 
 def run_suite(tests: list | None = None, variants: Iterable[str] = VARIANTS,
