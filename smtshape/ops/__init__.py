@@ -14,6 +14,7 @@
 | sequence.py     | Sequence* ops, SplitToSequence, ConcatFromSequence, SequenceMap, Optional* |
 | rnn.py          | LSTM, GRU, RNN |
 | quant.py        | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear |
+| attention.py    | Attention, RMSNormalization, RotaryEmbedding, TensorScatter, SwiGLU, LinearAttention, CausalConvWithState, ai.onnx.preview FlexAttention |
 | contrib/        | onnxruntime's com.microsoft contrib ops (fused, norm, activation, quant, attention, misc) and its default-domain SimplifiedLayerNormalization |
 """
 from . import common  # noqa: F401
@@ -22,3 +23,4 @@ from . import sequence  # noqa: F401
 from . import contrib  # noqa: F401
 from . import rnn  # noqa: F401
 from . import quant  # noqa: F401
+from . import attention  # noqa: F401

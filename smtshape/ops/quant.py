@@ -60,6 +60,12 @@ def _scale_fits(ctx, x, scale_i, zp_i, low):
     if ctx.has_input(zp_i):
         z = ctx.shape(zp_i)
         if z is not None and s is not None:
+            if {len(z), len(s)} == {0, 1}:
+                # a scalar and a one-element vector: both per-tensor (ONNX's own tests, onnxruntime)
+                one = z[0] if len(z) == 1 else s[0]
+                ctx.equal(one, 1, f"{low}.zero_point",
+                          f"a scalar scale or zero point pairs with a one-element vector, not length {show(one)}")
+                return
             if len(z) != len(s):
                 ctx.fail(f"the zero point has rank {len(z)}, the scale {len(s)}: they must have the same shape")
             for k, (a, b) in enumerate(zip(s, z)):

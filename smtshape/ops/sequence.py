@@ -98,8 +98,11 @@ def _set_info(ctx, i, t: TensorInfo):
 def _scalar_position(ctx, i):
     """The position input: its value (int / expression) or None; checks it is a scalar."""
     s = ctx.shape(i)
-    if s is not None and len(s) != 0:
+    if s is not None and len(s) > 1:
         ctx.fail(f"position must be a scalar, has shape ({', '.join(_s(d) for d in s)})")
+    if s is not None and len(s) == 1:
+        # a one-element vector is accepted (onnxruntime, ONNX's own tests)
+        ctx.equal(s[0], 1, "sequence.position", f"position must hold one element, has {_s(s[0])}")
     v = ctx.value(i)
     if v is None or len(v) != 1 or v[0] is None or isinstance(v[0], bool):
         return None

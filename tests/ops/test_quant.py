@@ -155,3 +155,12 @@ def test_blocked_dequantize_property(n, k, block, symbolic_scale):
     if symbolic_scale:
         bound = analyze(m, bind={"N": n, "K": k})
         assert tuple(bound.static_value(d) for d in bound.shape("x1")) == (n, s)
+
+
+def test_backend_node_tests_static_and_symbolic():
+    from .node_truth import cases, check_static, check_symbolic
+    found = cases("QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear")
+    assert len(found) >= 30
+    for tc in found:
+        check_static(tc)
+        check_symbolic(tc)

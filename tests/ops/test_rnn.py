@@ -169,3 +169,11 @@ def test_zero_sizes(op, seq, batch, runner):
     """onnxruntime aborts on GRU / LSTM with a zero batch or seq: those run in the reference."""
     m, feeds = build(op, seq, batch, 2, 3, 2, 0, ("B",), 14)
     check(m, feeds, {"S": seq, "N": batch, "I": 2}, runner)
+
+
+def test_backend_node_tests_static_and_symbolic():
+    from .node_truth import cases, check_static, check_symbolic
+    found = cases("LSTM", "GRU", "RNN")
+    assert len(found) >= 18
+    for tc in found:
+        assert check_static(tc) == check_symbolic(tc) > 0

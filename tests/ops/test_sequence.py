@@ -397,3 +397,19 @@ def test_split_vector_then_concat_property(sizes, rows, stack):
     assert not res.conflicts
     check_against_ort(m, res, {"x": rnd(rows, L)}, outs, {"R": rows, "L": L})
     assert all(d.exactness is Exactness.EXACT for o in outs for d in res.shape(o))
+
+
+# ---------------------------------------------------------------- backend node tests
+def test_backend_node_tests_static_and_symbolic():
+    """ONNX's own tests of these ops (reference outputs), also with every tensor input dim symbolic:
+    sequence lengths, known elements and common element shapes must match the expected lists."""
+    from .node_truth import cases, check_static, check_symbolic
+    ops = ("SequenceConstruct", "SequenceEmpty", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceLength",
+           "SplitToSequence", "ConcatFromSequence", "SequenceMap", "Optional", "OptionalGetElement",
+           "OptionalHasElement")
+    found = cases(*ops)
+    assert len(found) >= 25
+    checked = 0
+    for tc in found:
+        checked += check_static(tc) + check_symbolic(tc)
+    assert checked >= 60
