@@ -273,7 +273,7 @@ def split_to_sequence(ctx):
         elems = tuple(TensorInfo(with_axis(min(s, d - k * s)), dt) for k in range(n))
         _set_seq(ctx, 0, _from_elems(elems, dt))
         return
-    _set_seq(ctx, 0, SeqInfo(n, with_axis(None), dt))
+    _set_seq(ctx, 0, SeqInfo(n, with_axis(1 if s == 1 else None), dt))
 
 
 # ---------------------------------------------------------------- access and edits

@@ -269,6 +269,29 @@ def test_save_and_json_with_sequence_values(tmp_path):
     assert len(got[0]) == 3 and got[1].shape == (3, 2)
 
 
+@pytest.mark.parametrize("policy", ["refine", "strict", "override"])
+def test_sequence_value_info_is_not_a_tensor_annotation(policy):
+    """A sequence's value_info (its element type) is neither checked nor adopted as a tensor shape."""
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0),
+             helper.make_node("ConcatFromSequence", ["s"], ["c"], axis=0)]
+    m = model(nodes, [("x", ["B", 3])], ["c"])
+    m.graph.value_info.append(helper.make_value_info("s", seq_type(T.FLOAT, [2, 3])))
+    res = smtshape.analyze(m, policy=policy)
+    assert seqinfo(res, "s") is not None and res.shape("s") is None
+    assert exprs(res, "c") == ("B", 3) and not res.conflicts
+    assert not [d for d in res.diagnostics if d.kind == "annotation"]
+
+
+def test_split_scalar_one_keeps_common_shape():
+    nodes = [helper.make_node("SplitToSequence", ["x", "s"], ["q"], axis=1),
+             helper.make_node("SequenceAt", ["q", "p"], ["a"])]
+    m = model(nodes, [("x", ["B", "K"]), helper.make_tensor_value_info("p", T.INT64, [])], ["a"],
+              {"s": np.array(1, np.int64)})
+    res = smtshape.analyze(m)
+    assert exprs(res, "a") == ("B", 1)
+    check_against_ort(m, res, {"x": rnd(2, 3), "p": np.array(1)}, ["a"], {"B": 2, "K": 3})
+
+
 # ---------------------------------------------------------------- SequenceMap
 def _map_body(extra_input=False):
     ins = [helper.make_tensor_value_info("e", T.FLOAT, None)]
