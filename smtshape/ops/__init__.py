@@ -15,6 +15,10 @@
 | rnn.py          | LSTM, GRU, RNN |
 | quant.py        | QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear |
 | attention.py    | Attention, RMSNormalization, RotaryEmbedding, TensorScatter, SwiGLU, LinearAttention, CausalConvWithState, ai.onnx.preview FlexAttention |
+| signal.py       | DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix |
+| vision.py       | GridSample, AffineGrid, RoiAlign, MaxRoiPool, Col2Im, CenterCropPad, DeformConv, ImageDecoder, ReverseSequence |
+| misc.py         | EyeLike, Det, CumProd, LpNormalization, BitCast, Random*, Bernoulli, Multinomial, string ops, TfIdfVectorizer, NLL / SoftmaxCrossEntropy losses, ai.onnx.preview.training |
+| ml.py           | the ai.onnx.ml domain (ArrayFeatureExtractor ... ZipMap) |
 | contrib/        | onnxruntime's com.microsoft contrib ops (fused, norm, activation, quant, attention, misc) and its default-domain SimplifiedLayerNormalization |
 """
 from . import common  # noqa: F401
@@ -24,3 +28,4 @@ from . import contrib  # noqa: F401
 from . import rnn  # noqa: F401
 from . import quant  # noqa: F401
 from . import attention  # noqa: F401
+from . import signal, vision, misc, ml  # noqa: F401
