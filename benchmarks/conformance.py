@@ -201,14 +201,18 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
     if "smtshape" in tools:
         L += ["## Per op (smtshape)", "",
               "Tests are grouped by the op of the tested node; function-expanded tests form their own rows "
-              "(`Op (expanded)`). Cell: tests fully resolved / tests; `wrong` = wrong dims; `!` marks crashes.",
+              "(`Op (expanded)`). Cell: tests fully resolved / tests; `wrong` = wrong dims; `!` marks crashes; "
+              "`(no rule)`: smtshape has no rule for the op (ONNX's per-node inference stood in).",
               "",
               "| op | tests | " + " | ".join(variants) + " | wrong (" + " / ".join(variants) + ") |",
               "|---|---|" + "---|" * len(variants) + "---|"]
         per = defaultdict(dict)
+        norule_ops = set()
         for o in outs:
             if o.tool != "smtshape":
                 continue
+            if not o.op.endswith("(expanded)") and o.op.split("::")[-1] in o.no_rule:
+                norule_ops.add(o.op)
             d = per[o.op].setdefault(o.variant, [0, 0, 0, 0])
             d[0] += o.full
             d[1] += 1
@@ -226,7 +230,8 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
                     c += f" !{d[3]}"
                 cells.append(c)
                 wr.append(str(d[2]))
-            L.append(f"| {op} | {n} | " + " | ".join(cells) + " | " + " / ".join(wr) + " |")
+            label = f"{op} (no rule)" if op in norule_ops else op
+            L.append(f"| {label} | {n} | " + " | ".join(cells) + " | " + " / ".join(wr) + " |")
         L.append("")
 
         L += ["## Not fully resolved by smtshape", "",
