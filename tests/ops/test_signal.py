@@ -167,3 +167,33 @@ def test_mel_weight_matrix_runtime_sizes():
            np.array(4000, np.float32)]
     res = infer_node("MelWeightMatrix", ins, opset=17)
     assert [d.exactness for d in res.shape("y0")] == [Exactness.UNKNOWN, Exactness.UNKNOWN]
+
+
+# ------------------------------------------------------------ sizes from shape arithmetic
+def _chain_model(nodes, inputs, opset=17):
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                          [helper.make_value_info("y", helper.TypeProto())])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_window_and_dft_sizes_from_shape_chain(n):
+    """Size(x) -> HannWindow -> Unsqueeze -> DFT with dft_length = 2 * Size(x): every dim exact in N."""
+    from onnx import helper
+
+    import smtshape
+
+    nodes = [helper.make_node("Size", ["x"], ["n"]),
+             helper.make_node("HannWindow", ["n"], ["w"]),
+             helper.make_node("Constant", [], ["axes"], value=helper.make_tensor("a", 7, [2], [0, 2])),
+             helper.make_node("Unsqueeze", ["w", "axes"], ["w3"]),
+             helper.make_node("Constant", [], ["two"], value=helper.make_tensor("t", 7, [], [2])),
+             helper.make_node("Mul", ["n", "two"], ["n2"]),
+             helper.make_node("DFT", ["w3", "n2"], ["y"], axis=1, onesided=1)]
+    sym = _chain_model(nodes, [("x", ["N"])])
+    res = smtshape.analyze(sym)
+    assert exprs(res, "y") == (1, "N + 1", 2)
+    truth = run_onnxruntime(_chain_model(nodes, [("x", [n])]), {"x": rnd([n])})[0]
+    assert res.evaluate({"N": n})["y"] == truth.shape

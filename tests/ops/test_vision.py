@@ -241,3 +241,24 @@ def test_reverse_sequence_constraints():
     assert res.conflicts
     res = infer_node("ReverseSequence", [ts("float", [4, 3]), ts("int64", [4])], {"batch_axis": 1, "time_axis": 1})
     assert res.shape("y0") is None and failed(res)
+
+
+# ------------------------------------------------------------ sizes from shape arithmetic
+@pytest.mark.parametrize("shape", [[2, 3, 4, 5], [1, 1, 1, 1], [3, 2, 7, 1]])
+def test_affine_grid_size_from_shape(shape):
+    """The exporters' pattern affine_grid(theta, x.size()): Shape(x) feeds AffineGrid."""
+    from onnx import TensorProto, helper
+
+    import smtshape
+
+    def mk(xs, ts_):
+        nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("AffineGrid", ["theta", "s"], ["y"])]
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, xs),
+                                           helper.make_tensor_value_info("theta", TensorProto.FLOAT, ts_)],
+                              [helper.make_value_info("y", helper.TypeProto())])
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=8)
+
+    res = smtshape.analyze(mk(["N", "C", "H", "W"], ["B", 2, 3]))
+    assert exprs(res, "y") == ("N", "H", "W", 2) and res.prove("B == N").name == "PROVEN"
+    truth = run_onnxruntime(mk(shape, [shape[0], 2, 3]), {"x": rnd(shape), "theta": rnd([shape[0], 2, 3])})[0]
+    assert res.evaluate(dict(zip("NCHW", shape)))["y"] == truth.shape
