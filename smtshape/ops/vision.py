@@ -15,7 +15,6 @@ from ..constraints import eq, ge
 from ..printing import show
 from ..registry import register
 from .common import norm_axes, unify
-from .conv import _conv_inputs, _sliding
 
 
 def _shape_str(s):
@@ -48,6 +47,36 @@ def _vector(ctx, i, what, length=None):
     if isinstance(n, int):
         return [ctx.unknown_dim(f"{what}_{k}") for k in range(n)]
     return None
+
+
+def _ints(ctx, name, n, default, minimum):
+    v = ctx.attr(name)
+    if v is None:
+        return [default] * n
+    v = [int(x) for x in v]
+    if len(v) != n:
+        ctx.fail(f"attribute '{name}' has {len(v)} values, expected {n} (one per spatial axis)")
+    if any(x < minimum for x in v):
+        ctx.fail(f"attribute '{name}' = {v} has a value below {minimum}")
+    return v
+
+
+def _windows(ctx, sizes, kernel, rule):
+    """Sliding-window counts per spatial axis (``strides``, ``dilations``, ``pads`` attributes):
+    floor((size + pad_begin + pad_end - (dilation * (k - 1) + 1)) / stride) + 1, with the padded
+    size required to hold the dilated kernel."""
+    n = len(sizes)
+    strides = _ints(ctx, "strides", n, 1, 1)
+    dil = _ints(ctx, "dilations", n, 1, 1)
+    pads = _ints(ctx, "pads", 2 * n, 0, 0)
+    out = []
+    for i, (h, k) in enumerate(zip(sizes, kernel)):
+        dk = E.add(E.mul(E.sub(k, 1), dil[i]), 1)
+        padded = E.add(h, pads[i] + pads[n + i])
+        ctx.require(ge(padded, dk), rule,
+                    f"spatial axis {i}: the padded size {show(padded)} must be at least the dilated kernel {show(dk)}")
+        out.append(E.add(E.floordiv(E.sub(padded, dk), strides[i]), 1))
+    return out
 
 
 def _nonneg(ctx, xs, what):
@@ -221,7 +250,7 @@ def col2im(ctx):
             ctx.require(eq(E.mod(x[1], kprod), 0), "col2im.channels",
                         f"input.shape[1] = {show(x[1])} must be a multiple of the block size {show(kprod)}")
             c = E.floordiv(x[1], kprod)
-            blocks = _sliding(ctx, (n, c, *img), blk, False, False)
+            blocks = _windows(ctx, img, blk, "col2im.window")
             ctx.equal(x[2], E.prod(blocks), "col2im.blocks",
                       f"input.shape[2] = {show(x[2])} must equal the number of sliding blocks "
                       f"{show(E.prod(blocks))}")
@@ -261,8 +290,15 @@ def deform_conv(ctx):
     """Conv's output (N, oC, o1..on) with offset (N, offset_group * prod(k) * n, o1..on),
     mask (N, offset_group * prod(k), o1..on), bias (oC,)."""
     ctx.check_inputs(3, 5)
-    xs, ws, group = _conv_inputs(ctx, 0, 1)
+    xs, ws = ctx.shape(0), ctx.shape(1)
     dtype = ctx.dtype(0)
+    if xs is not None and len(xs) < 3:
+        ctx.fail(f"X must have rank >= 3 (N, C, spatial...), has rank {len(xs)}")
+    if xs is not None and ws is not None and len(ws) != len(xs):
+        ctx.fail(f"W has rank {len(ws)} but X has rank {len(xs)}")
+    group = int(ctx.attr("group", 1))
+    if group < 1:
+        ctx.fail(f"group must be >= 1, is {group}")
     og = int(ctx.attr("offset_group", 1))
     if og < 1:
         ctx.fail(f"offset_group must be >= 1, is {og}")
@@ -287,7 +323,7 @@ def deform_conv(ctx):
     if og != 1:
         ctx.require(eq(E.mod(xs[1], og), 0), "deformconv.offset_group",
                     f"input channels C = {show(xs[1])} must be divisible by offset_group {og}")
-    spatial = _sliding(ctx, xs, kernel, False, False)
+    spatial = _windows(ctx, xs[2:], kernel, "deformconv.window")
     n = xs[0]
     kprod = E.prod(kernel)
     for i, what, ch in ((2, "offset", E.mul(og * nsp, kprod)), (4, "mask", E.mul(og, kprod))):
