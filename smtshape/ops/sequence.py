@@ -421,7 +421,8 @@ def sequence_map(ctx):
                       f"input sequence {i} has length {_s(m)}, the first input sequence {_s(n)}")
     eng = ctx.engine
     dtypes = [None] * ctx.num_outputs
-    if isinstance(n, int) and n <= MAX_MAP_WALKS and all(s.elems is not None for s in seqs.values()):
+    if isinstance(n, int) and n <= MAX_MAP_WALKS and all(s.elems is not None and len(s.elems) == n
+                                                          for s in seqs.values()):
         per_out = [[] for _ in range(ctx.num_outputs)]
         for k in range(n):
             for i in range(ctx.num_inputs):
