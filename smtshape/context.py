@@ -211,14 +211,22 @@ class Context:
         return self.require(eq(a, b), rule, message)
 
     def decide(self, relation: Relation) -> Verdict:
+        """Three-valued, from the fast path and intervals only: Z3 is never on the
+        walk's critical path, and a rule's output never rests on an answer that
+        needs the whole constraint set.  A rule that can state its output exactly
+        without deciding (``E.bcast``, ``Piecewise``, ``E.smax``) should do so;
+        ``Result`` resolves such terms with the solver after the walk."""
         return self.store.decide(relation)
 
     def proven(self, relation: Relation) -> bool:
-        return self.store.decide(relation) is Verdict.PROVEN
+        return self.decide(relation) is Verdict.PROVEN
 
     def cap(self, e, hint: str):
         """Replace an expression too big for sympy by an alias symbol (see Store.alias)."""
-        if isinstance(e, int) or E.size(e) <= E.MAX_OPS:
+        if isinstance(e, int):
+            return e
+        n = E.size(e)
+        if n <= E.MAX_BRANCHY_OPS or (n <= E.MAX_OPS and not E.branchy(e)):
             return e
         return self.store.alias(e, self.provenance(f"{self.op_type.lower()}.cap",
                                                    "an expression over the size cap, kept as a symbol"))

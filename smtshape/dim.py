@@ -25,6 +25,14 @@ class Dim:
     expr: object
     exactness: Exactness = Exactness.EXACT
     bound: object = None
+    definitions: tuple = ()   # (alias symbol, expression) pairs for size-capped terms in expr / bound
+
+    def evaluate(self, env: dict):
+        """The size at ``env`` ({input dim name: int}) for an EXACT dim, else None."""
+        from .expr import evaluate
+        if self.exactness is not Exactness.EXACT:
+            return None
+        return evaluate(self.expr, env, dict(self.definitions))
 
     @property
     def is_static(self) -> bool:
@@ -46,4 +54,6 @@ class Dim:
             out["value"] = self.expr
         if self.bound is not None:
             out["bound"] = show(self.bound)
+        if self.definitions:
+            out["definitions"] = {s.name: show(e) for s, e in self.definitions}
         return out

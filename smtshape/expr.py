@@ -33,6 +33,13 @@ Expr = Union[int, sympy.Expr]
 # Expressions bigger than this (in operations) are replaced by a fresh symbol
 # by the callers (see context.Context.cap); sympy on huge trees is ruinous.
 MAX_OPS = 200
+# Terms with branches (Piecewise / Min / Max) grow multiplicatively when nested
+# (chained Slices with run-time bounds); they are capped much earlier.
+MAX_BRANCHY_OPS = 24
+
+
+def branchy(e) -> bool:
+    return not isinstance(e, int) and e.has(sympy.Piecewise, sympy.Min, sympy.Max)
 
 
 def norm(e) -> Expr:
@@ -349,10 +356,21 @@ def _size(e):
     return int(sympy.count_ops(e))
 
 
-def evaluate(e, env: dict) -> int | None:
-    """Evaluate ``e`` with symbol-name -> int bindings; None if not closed."""
+def evaluate(e, env: dict, definitions: dict | None = None) -> int | None:
+    """Evaluate ``e`` with symbol-name -> int bindings; None if not closed.
+
+    ``definitions`` maps alias symbols (size-capped terms) to the expressions
+    they stand for; an alias not bound in ``env`` is evaluated from its definition."""
     if isinstance(e, int):
         return e
+    if definitions:
+        env = dict(env)
+        for s in free_symbols(e):
+            if s.name not in env and s in definitions:
+                v = evaluate(definitions[s], env, definitions)
+                if v is None:
+                    return None
+                env[s.name] = v
     m = {s: Integer(env[s.name]) for s in free_symbols(e) if s.name in env}
     v = e.xreplace(m)
     if isinstance(v, (bool, sympy.logic.boolalg.BooleanAtom)):

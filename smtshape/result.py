@@ -138,33 +138,69 @@ class Result:
         c = self._expand_aliases(c)
         if isinstance(c, int):
             return Dim(c, Exactness.EXACT)
-        c = self._upgrade(c)
-        if isinstance(c, int):
-            return Dim(c, Exactness.EXACT)
-        syms = E.free_symbols(c)
-        data = [s for s in syms if (st.info(s) is None or st.info(s).kind != "input")]
-        if st.has_residual_on(syms) or data:
+        defs = self._definitions(c)
+        leaves = set(E.free_symbols(c)) - set(defs)
+        for e in defs.values():
+            leaves |= set(E.free_symbols(e)) - set(defs)
+        quiet = st.broadcast_only(leaves)       # nothing to upgrade (see Store.broadcast_only)
+        if not quiet:
+            c = self._upgrade(c)
+            if isinstance(c, int):
+                return Dim(c, Exactness.EXACT)
+        data = [s for s in leaves if (st.info(s) is None or st.info(s).kind != "input")]
+        if not quiet and (st.has_residual_on(leaves) or data):
             v = st.static_value(c)
             if v is not None:
                 return Dim(v, Exactness.EXACT)
+        pairs = tuple((s, e) for s, e in defs.items() if s in self._reachable(c, defs))
         if not data:
-            return Dim(c, Exactness.EXACT)
-        bound = self._upper_bound(c, data)
+            return Dim(c, Exactness.EXACT, definitions=pairs)
+        bound = self._upper_bound(c, data) if not defs else None
         if bound is not None:
             return Dim(c, Exactness.UPPER_BOUND, bound)
         return Dim(c, Exactness.UNKNOWN)
 
     def _expand_aliases(self, c):
-        """Put back the expressions that size-capped alias symbols stand for."""
+        """Put back the expressions that size-capped alias symbols stand for, as long
+        as the result stays small (a chain of capped terms can be exponential when
+        expanded: those aliases stay, with their definitions in the Dim)."""
         defs = self.store.definitions
         for _ in range(64):
-            hit = {s: E.to_sympy(self.store.canon(defs[s])) for s in E.free_symbols(c) if s in defs}
+            hit = {s: self.store.canon(defs[s]) for s in E.free_symbols(c) if s in defs}
             if not hit:
                 return c
-            c = E.norm(c.xreplace(hit))
+            n = E.size(c) + sum(E.size(v) for v in hit.values())
+            branchy = E.branchy(c) or any(E.branchy(v) for v in hit.values())
+            if n > (E.MAX_BRANCHY_OPS if branchy else E.MAX_OPS):
+                return c      # sympy re-simplifies nested Piecewise on rebuild: keep the alias
+            c = E.norm(c.xreplace({s: E.to_sympy(v) for s, v in hit.items()}))
             if isinstance(c, int):
                 return c
         return c
+
+    def _definitions(self, c) -> dict:
+        """Alias symbol -> canonical definition, for every alias ``c`` reaches."""
+        defs = self.store.definitions
+        out: dict = {}
+        todo = [s for s in E.free_symbols(c) if s in defs]
+        while todo:
+            s = todo.pop()
+            if s in out:
+                continue
+            out[s] = self.store.canon(defs[s])
+            todo.extend(x for x in E.free_symbols(out[s]) if x in defs)
+        return out
+
+    @staticmethod
+    def _reachable(c, defs) -> set:
+        out: set = set()
+        todo = [s for s in E.free_symbols(c) if s in defs]
+        while todo:
+            s = todo.pop()
+            if s not in out:
+                out.add(s)
+                todo.extend(x for x in E.free_symbols(defs[s]) if x in defs)
+        return out
 
     def _upgrade(self, c):
         """Resolve Bcast / Min / Max atoms that the constraints decide."""
@@ -259,8 +295,7 @@ class Result:
                 continue
             dims = []
             for d in s:
-                v = E.evaluate(d.expr, env) if d.exactness is Exactness.EXACT else None
-                dims.append(v)
+                dims.append(d.evaluate(env))
             out[name] = tuple(dims)
         return out
 

@@ -946,6 +946,50 @@ class Store:
     def has_residual_on(self, syms) -> bool:
         return bool(self.residual_symbols() & syms)
 
+    def broadcast_only(self, syms) -> bool:
+        """True when every symbol of ``syms`` lies in a group of symbols that only
+        broadcast disjunctions ``A == B or A == 1 or B == 1`` connect, with ``A``, ``B``
+        built from symbols by ``Bcast`` alone.  Such a group is satisfied by every
+        assignment of 1s and 2s, so no equality between different terms of it, no
+        ``term == 1`` and no static value is entailed: ``Result`` skips asking Z3."""
+        key = (len(self.constraints), len(self.subst))
+        hit = self._cache.get("broadcast_only")
+        if hit is None or hit[1] != key:
+            parent: dict = {}
+
+            def find(x):
+                while parent.get(x, x) is not x:
+                    parent[x] = parent.get(parent[x], parent[x])
+                    x = parent[x]
+                return x
+
+            bad: set = set()
+            groups = []
+            for c in self.constraints:
+                if c.status not in ("residual", "undecided"):
+                    continue      # eliminations show in the canonical forms (and below)
+                cr = self.canon_rel(c.relation)
+                syms_c = list(_rel_symbols(cr))
+                for x in syms_c[1:]:
+                    a, b = find(syms_c[0]), find(x)
+                    if a is not b:
+                        parent[a] = b
+                groups.append((syms_c, _is_broadcast_disjunction(cr)))
+            for syms_c, ok in groups:
+                if not ok and syms_c:
+                    bad.add(find(syms_c[0]))
+            for s, v in self.subst.items():
+                tainted = set(E.free_symbols(self.canon(v))) if not isinstance(v, int) else set()
+                if not isinstance(s, sympy.Symbol):
+                    tainted |= E.free_symbols(s)
+                for x in tainted:
+                    bad.add(find(x))
+            hit = ((find, {find(b) for b in bad}), key)
+            self._cache["broadcast_only"] = hit
+        find, bad = hit[0]
+        return all(isinstance(s, sympy.Symbol) and self.lower_bound(s) is not None
+                   and find(s) not in bad and s not in self.definitions for s in syms)
+
     # ------------------------------------------------------------ export
     def exported(self) -> list[Constraint]:
         """The constraints the store answers from: absorbed, residual and derived ones
@@ -983,6 +1027,19 @@ class Store:
                 decl.append(f"(assert (>= {q} {lo}))")
         names = [f"; {q} = {one_line(repr(n))}" for n, q in sorted(p.names.items()) if q != f"|{n}|"]
         return "\n".join(head + names + decl + body + ["(check-sat)", ""])
+
+
+def _pure_bcast(e) -> bool:
+    if isinstance(e, sympy.Symbol):
+        return True
+    return isinstance(e, E.Bcast) and all(_pure_bcast(a) for a in e.args)
+
+
+def _is_broadcast_disjunction(r) -> bool:
+    if not isinstance(r, Or) or len(r.args) != 3 or not all(isinstance(a, Rel) and a.op == "==" for a in r.args):
+        return False
+    (x, y), (p, one), (q, one2) = ((a.lhs, a.rhs) for a in r.args)
+    return (one == 1 and one2 == 1 and p == x and q == y and _pure_bcast(x) and _pure_bcast(y))
 
 
 def _imul(a, b):

@@ -435,15 +435,16 @@ def smtshape_env_fn(result) -> Callable:
 class _Eval:
     """A callable evaluating a smtshape expression at an env, printable."""
 
-    __slots__ = ("expr", "text")
+    __slots__ = ("expr", "text", "definitions")
 
-    def __init__(self, expr, text):
+    def __init__(self, expr, text, definitions=()):
         self.expr = expr
         self.text = text
+        self.definitions = dict(definitions)
 
     def __call__(self, env):
         from .expr import evaluate
-        return evaluate(self.expr, env)
+        return evaluate(self.expr, env, self.definitions)
 
 
 def _show_expr(e) -> str:
@@ -463,10 +464,10 @@ def smtshape_dim_entry(d):
         if isinstance(d.expr, int):
             return ("int", d.expr)
         t = _show_expr(d.expr)
-        return ("expr", _Eval(d.expr, t), t)
+        return ("expr", _Eval(d.expr, t, d.definitions), t)
     if d.exactness is Exactness.UPPER_BOUND and d.bound is not None:
         t = _show_expr(d.bound)
-        return ("bound", _Eval(d.bound, t), _show_expr(d.expr))
+        return ("bound", _Eval(d.bound, t, d.definitions), _show_expr(d.expr))
     return ("unknown", None, _show_expr(d.expr))
 
 

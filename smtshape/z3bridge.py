@@ -135,6 +135,8 @@ class Z3Terms:
             return z3.Or([self.cond(a) for a in c.args])
         if isinstance(c, sympy.Not):
             return z3.Not(self.cond(c.args[0]))
+        if isinstance(c, sympy.ITE):
+            return z3.If(self.cond(c.args[0]), self.cond(c.args[1]), self.cond(c.args[2]))
         raise Untranslatable(str(c))
 
     # -- relations
@@ -246,6 +248,8 @@ class SmtLib:
             return "(or " + " ".join(self.cond(a) for a in c.args) + ")"
         if isinstance(c, sympy.Not):
             return f"(not {self.cond(c.args[0])})"
+        if isinstance(c, sympy.ITE):
+            return f"(ite {self.cond(c.args[0])} {self.cond(c.args[1])} {self.cond(c.args[2])})"
         raise Untranslatable(str(c))
 
     @staticmethod

@@ -8,7 +8,6 @@ from __future__ import annotations
 from .. import expr as E
 from ..constraints import any_of, eq
 from ..printing import show
-from ..store import Verdict
 
 
 def norm_axis(ctx, axis: int, rank: int | None, what: str = "axis") -> int:
@@ -54,12 +53,14 @@ def unify_all(ctx, dims, rule: str, message: str):
 def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
     """The multidirectional broadcast of two sizes, with its constraint.
 
-    Exact result: ``a`` if ``b == 1`` else ``b`` (``Bcast``), valid under
-    ``a == b or a == 1 or b == 1``.  Decided in the fast path whenever the two
-    are known equal or one is known to be 1; otherwise the disjunction goes to
-    the store and Z3 is asked whether it (with everything else) forces
-    ``a == b``.  Never ``max(a, b)``: that is wrong at ``a = 0, b = 1``.
+    Exact result without asking the solver: ``a`` if ``b == 1`` else ``b``
+    (``Bcast``), valid under ``a == b or a == 1 or b == 1``, which is always
+    recorded unless it holds syntactically.  The fast path shortcuts the cases
+    where the two are already equal or one is the constant 1.  Never
+    ``max(a, b)``: that is wrong at ``a = 0, b = 1``.  ``Result`` later
+    resolves ``Bcast`` atoms the constraints decide.
     """
+    a, b = ctx.store.canon(a), ctx.store.canon(b)
     if a == b or b == 1:
         return a
     if a == 1:
@@ -69,24 +70,18 @@ def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
         ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)  # records the conflict
         return ctx.unknown_dim(f"{rule.replace('.', '_')}_conflict")
     st = ctx.store
-    if st.decide(eq(a, b)) is Verdict.PROVEN:
-        return a if isinstance(a, int) else b if isinstance(b, int) else a
-    if st.decide(eq(b, 1)) is Verdict.PROVEN:
-        return a
-    if st.decide(eq(a, 1)) is Verdict.PROVEN:
-        return b
     if st.domain.no_broadcast_one and not isinstance(a, int) and not isinstance(b, int):
         ctx.engine.note_assumption("no_broadcast_one", ctx.name)
         ctx.require(eq(a, b), f"{rule}.assume_not_one",
                     msg + " (assumed equal: symbolic dims are never 1)")
         return st.canon(a)
-    ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)
-    if isinstance(b, int):
+    c = ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)
+    if c.status == "conflict":
+        return ctx.unknown_dim(f"{rule.replace('.', '_')}_conflict")
+    if isinstance(b, int):       # b != 1: the result is b whatever a is (a is b or 1)
         return b
-    if isinstance(a, int):
+    if isinstance(a, int):       # a != 1: b must be a or 1, the result is a
         return a
-    if st.decide(eq(a, b)) is Verdict.PROVEN:
-        return st.canon(a)
     return E.bcast(st.canon(a), st.canon(b))
 
 
