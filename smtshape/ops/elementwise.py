@@ -446,6 +446,12 @@ _BOOL_OUT = {"Not", "IsNaN", "IsInf"}
 def unary(ctx):
     """Shape and (for Not/IsNaN/IsInf: bool) dtype preserved; exact values propagated."""
     ctx.check_inputs(1, 1)
+    if ctx.op_type == "Identity":
+        t = ctx.input(0)
+        if t is not None and t.seq is not None:
+            # a sequence (opset 14+) or optional (16+): the same value, element infos and all
+            ctx.set_output(0, None, None, seq=t.seq)
+            return
     shape = ctx.shape(0)
     dtype = BOOL if ctx.op_type in _BOOL_OUT else ctx.dtype(0)
     fn = _UNARY_VALUE.get(ctx.op_type)

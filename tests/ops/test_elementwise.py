@@ -336,3 +336,52 @@ def test_cast_symbol_to_bool_is_a_condition_not_the_symbol():
     assert c != N and c.xreplace({N: 0}) == sympy.false and c.xreplace({N: 2}) == sympy.true
     (w,) = value(res, "z")
     assert w.xreplace({N: 0}) == 3 and w.xreplace({N: 5}) == 7
+
+
+# ---------------------------------------------------------------- Identity of sequences / optionals
+def _seq_model(nodes, inputs, outs, opset):
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs],
+                          [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outs],
+                          initializer=[numpy_helper.from_array(np.array(1, np.int64), "p1")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+@pytest.mark.parametrize("opset", [14, 18])
+def test_identity_passes_sequence_through(opset):
+    """Identity of a sequence keeps its length and per-element shapes (not a rank-unknown tensor)."""
+    nodes = [helper.make_node("SequenceConstruct", ["a", "b"], ["s"]),
+             helper.make_node("Identity", ["s"], ["t"]),
+             helper.make_node("Identity", ["t"], ["u"]),
+             helper.make_node("SequenceLength", ["u"], ["n"]),
+             helper.make_node("SequenceAt", ["u", "p1"], ["y"]),
+             helper.make_node("ConcatFromSequence", ["u"], ["c"], axis=0)]
+    m = _seq_model(nodes, [("a", ["N", 3]), ("b", ["M", 3])], ["n", "y", "c"], opset)
+    res = analyze(m)
+    assert not res.conflicts
+    sq = res._lookup("u")[1].seq
+    assert sq is not None and sq.length == 2 and len(sq.elems) == 2
+    assert value(res, "n") == (2,)
+    assert exprs(res, "y") == ("M", 3)
+    assert exprs(res, "c") == ("M + N", 3)
+    for n, mm in [(2, 5), (0, 1)]:
+        got = run_onnxruntime(m, {"a": rnd((n, 3)), "b": rnd((mm, 3))})
+        ev = res.evaluate({"N": n, "M": mm})
+        assert int(got[0]) == 2
+        assert ev["y"] == got[1].shape and ev["c"] == got[2].shape
+
+
+def test_identity_passes_optional_through():
+    nodes = [helper.make_node("Optional", ["x"], ["o"]),
+             helper.make_node("Identity", ["o"], ["o2"]),
+             helper.make_node("OptionalHasElement", ["o2"], ["h"]),
+             helper.make_node("OptionalGetElement", ["o2"], ["y"]),
+             helper.make_node("Optional", [], ["e"], type=helper.make_tensor_type_proto(TensorProto.FLOAT, None)),
+             helper.make_node("Identity", ["e"], ["e2"]),
+             helper.make_node("OptionalHasElement", ["e2"], ["he"])]
+    m = _seq_model(nodes, [("x", ["N", 2])], ["h", "y", "he"], 18)
+    res = analyze(m)
+    assert res._lookup("o2")[1].seq.optional
+    assert value(res, "h") == (True,) and value(res, "he") == (False,)
+    assert exprs(res, "y") == ("N", 2)
+    got = run_onnxruntime(m, {"x": rnd((4, 2))})
+    assert bool(got[0]) and not bool(got[2]) and got[1].shape == res.evaluate({"N": 4})["y"]
