@@ -14,6 +14,7 @@ from __future__ import annotations
 import onnx_ir as ir
 
 from .. import expr as E
+from ..context import SeqInfo
 from ..printing import show
 from ..registry import register
 from .common import unify
@@ -205,7 +206,8 @@ def cast_map(ctx):
 
 @register(ML, "ZipMap", 1)
 def zip_map(ctx):
-    """A sequence of maps, one per row: not a tensor, so no shape is claimed."""
+    """A sequence of maps, one per example (N for [N, C], 1 for [C]): its length is known,
+    its elements are maps (no tensor shape is claimed for them)."""
     ctx.check_inputs(1, 1)
     n = _len(ctx, "classlabels_int64s", "classlabels_strings")
     if n == 0:
@@ -215,7 +217,8 @@ def zip_map(ctx):
         if len(x) not in (1, 2):
             ctx.fail(f"input must be [C] or [N, C], has shape {_shape_str(x)}")
         ctx.equal(x[-1], n, "zipmap.classes", f"the class dim {show(x[-1])} must equal the {n} class labels")
-    ctx.set_output(0, None, None)
+    length = None if x is None else _batch(ctx, x)
+    ctx.set_output(0, None, None, seq=SeqInfo(length=length))
 
 
 # ------------------------------------------------------------ linear models

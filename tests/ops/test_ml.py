@@ -169,13 +169,17 @@ def test_cast_map(form, cast_to):
     assert str(res.dtype("y0")).endswith(cast_to[3:])
 
 
-def test_zip_map_claims_no_shape():
-    m = model("ZipMap", [("x0", F, ["N", 2])], {"classlabels_int64s": [0, 1]})
+@pytest.mark.parametrize("shape", [[3, 2], [2], [0, 2], [1, 2]])
+def test_zip_map_is_a_sequence_of_n_maps(shape):
+    m = model("ZipMap", [("x0", F, names(shape))], {"classlabels_int64s": [0, 1]})
     res = smtshape.analyze(m)
-    assert res.shape("y0") is None and not res.conflicts and not failed(res)
-    truth = ort_run(model("ZipMap", [("x0", F, [3, 2])], {"classlabels_int64s": [0, 1]}),
-                    {"x0": np.random.rand(3, 2).astype(np.float32)})[0]
-    assert isinstance(truth, list) and len(truth) == 3
+    assert res.shape("y0") is None and not res.conflicts and not failed(res)    # maps: no tensor shape
+    seq = res._lookup("y0")[1].seq
+    truth = ort_run(model("ZipMap", [("x0", F, shape)], {"classlabels_int64s": [0, 1]}),
+                    {"x0": np.random.rand(*shape).astype(np.float32)})[0]
+    assert isinstance(truth, list)
+    length = smtshape.expr.evaluate(seq.length, dict(zip(names(shape), shape)))
+    assert length == len(truth)
     res = smtshape.analyze(model("ZipMap", [("x0", F, ["N", 3])], {"classlabels_int64s": [0, 1]}))
     assert res.conflicts
 
