@@ -283,6 +283,19 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
             nconf = sum(1 for x in os_ if x.consistent is False or any(f.startswith("conflict") for f in x.findings))
             L.append(f"- {op}: {len(os_)} ({nconf} with a conflict); `{o.test}` {o.variant}: {msg}")
         L.append("")
+        L += ["## smtshape: false equalities", "",
+              "One symbol the answer cannot express in the input dims (a data symbol, a generated name, or a "
+              "`dim_param` of the model) put on axes whose sizes differ at run time: not counted as wrong dims "
+              "(the symbol cannot be evaluated), but a false claim that the axes are equal. *Echoed*: the symbol "
+              "is a `dim_param` the model itself declares on an input (e.g. a sequence input typed "
+              "`seq(tensor[N])` whose elements have different sizes), so smtshape repeats the model's claim.", ""]
+        own = [(o, f) for o in sm for f in o.false_equalities]
+        echo = [(o, f) for o in sm for f in o.echoed_false_equalities]
+        L.append(f"- own: {len(own)}" + ("" if not own else ": " + "; ".join(
+            f"`{o.test}` {o.variant}: {f}" for o, f in own[:30])))
+        L.append(f"- echoed: {len(echo)}" + ("" if not echo else ": " + "; ".join(
+            f"`{o.test}` {o.variant}: {f}" for o, f in echo[:30])))
+        L.append("")
         norule = Counter()
         for o in sm:
             if o.variant == variants[0]:
@@ -320,7 +333,8 @@ def to_json(outs):
              "error": o.error, "ms": o.ms, "axes": o.axes, "right": o.right, "bound_ok": o.bound_ok,
              "unresolved": o.unresolved, "wrong": o.wrong, "full": o.full, "ungraded": o.ungraded,
              "wrong_entries": o.describe_wrong(), "consistent": o.consistent, "findings": o.findings,
-             "no_rule": o.no_rule} for o in outs]
+             "no_rule": o.no_rule, "false_equalities": o.false_equalities,
+             "echoed_false_equalities": o.echoed_false_equalities} for o in outs]
 
 
 def main(argv=None):

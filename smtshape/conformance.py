@@ -61,6 +61,7 @@ __all__ = [
     "smtshape_part_fn",
     "proto_part_fn",
     "fail_outcome",
+    "declared_dim_params",
     "grade_outcome",
     "run_smtshape",
     "run_suite",
@@ -581,6 +582,11 @@ class Outcome:
     consistent: bool | None = None
     findings: list = field(default_factory=list)   # conflicts and rule_error diagnostics, one line each
     no_rule: list = field(default_factory=list)    # op types of nodes without a rule
+    # one symbol or expression the tool could not express in the input dims, put on axes whose
+    # sizes differ (smtshape.truth's false equalities); "echoed": the symbol is a dim_param the
+    # model itself declares on an input (the tool repeats the model's claim)
+    false_equalities: list = field(default_factory=list)
+    echoed_false_equalities: list = field(default_factory=list)
 
     def describe_wrong(self) -> list:
         out = []
@@ -592,8 +598,20 @@ class Outcome:
         return out
 
 
-def grade_outcome(out: Outcome, shape_fn, exp: Expected, env_fn=None, part_fn=no_part_fn) -> Outcome:
-    """Fill ``out`` by grading ``shape_fn`` (smtshape.truth conventions) against ``exp``."""
+def declared_dim_params(model) -> set:
+    """dim_params written on the graph inputs of a ModelProto (inside sequence and optional types too)."""
+    out = set()
+    for vi in model.graph.input:
+        tt = _tensor_type_of(vi.type)
+        if tt is not None and tt.HasField("shape"):
+            out.update(d.dim_param for d in tt.shape.dim if d.dim_param)
+    return out
+
+
+def grade_outcome(out: Outcome, shape_fn, exp: Expected, env_fn=None, part_fn=no_part_fn,
+                  declared: set = frozenset()) -> Outcome:
+    """Fill ``out`` by grading ``shape_fn`` (smtshape.truth conventions) against ``exp``.
+    ``declared``: dim_params of the model's inputs (false equalities on them are "echoed")."""
     from .truth import grade
     fn = with_paths(shape_fn, part_fn, exp.paths) if exp.paths else shape_fn
     g = grade(fn, exp.truth, env_fn=env_fn, values=exp.graded)
@@ -604,6 +622,8 @@ def grade_outcome(out: Outcome, shape_fn, exp: Expected, env_fn=None, part_fn=no
     out.wrong = g.wrong
     out.wrong_entries = list(g.wrong_entries)
     out.ungraded = list(exp.ungraded)
+    for f in g.false_equalities:
+        (out.echoed_false_equalities if str(f.key) in declared else out.false_equalities).append(str(f))
     out.full = (not exp.ungraded and g.wrong == 0 and g.unresolved == 0 and g.scalar_unknown == 0
                 and g.values + g.dd_values == len(exp.graded))
     return out
@@ -674,7 +694,8 @@ def run_smtshape(test: NodeTest, variant: str, analyze_kwargs: dict | None = Non
         return fail_outcome(out, exp, "crash", one_line(e), traceback.format_exc(limit=8))
     out.ms = (time.perf_counter() - t0) * 1000
     try:
-        grade_outcome(out, smtshape_shape_fn(res), exp, _smtshape_env_fn(res, test), smtshape_part_fn(res))
+        grade_outcome(out, smtshape_shape_fn(res), exp, _smtshape_env_fn(res, test), smtshape_part_fn(res),
+                      declared_dim_params(model))
     except Exception as e:  # noqa: BLE001
         return fail_outcome(out, exp, "grade-error", one_line(e), traceback.format_exc(limit=8))
     _findings(out, res)
