@@ -53,14 +53,14 @@ def _strip(model: onnx.ModelProto, inputs, consts: bool) -> onnx.ModelProto:
     return m
 
 
-def check_case(tc, consts: bool = False) -> tuple[int, int]:
+def check_case(tc, consts: bool = False) -> tuple[int, int, int]:
     """Analyze one backend test; assert soundness.  Returns (tensor outputs whose
-    rank smtshape knows, EXACT dims that matched)."""
+    rank smtshape knows, EXACT dims that matched, dims of those outputs)."""
     inputs, outputs = tc.data_sets[0]
     m = _strip(tc.model, inputs, consts)
     res = smtshape.analyze(m)
     assert not res.conflicts, (tc.name, res.conflicts)
-    known = exact = 0
+    known = exact = total = 0
     for vi, want in zip(m.graph.output, outputs):
         if not isinstance(want, (np.ndarray, np.generic)):
             continue            # sequences / maps
@@ -69,6 +69,7 @@ def check_case(tc, consts: bool = False) -> tuple[int, int]:
         if got is None:
             continue
         known += 1
+        total += want.ndim
         assert len(got) == want.ndim, (tc.name, vi.name, got, want.shape)
         for k, (d, w) in enumerate(zip(got, want.shape)):
             if d.exactness is Exactness.EXACT:
@@ -76,12 +77,12 @@ def check_case(tc, consts: bool = False) -> tuple[int, int]:
                 exact += 1
             elif d.exactness is Exactness.UPPER_BOUND:
                 assert isinstance(d.bound, int) and d.bound >= w, (tc.name, vi.name, k, got, want.shape)
-    return known, exact
+    return known, exact, total
 
 
 def check_all(*ops: str, min_cases: int = 1):
     """Every backend test of ``ops``, as-is and with constant integer inputs.
-    Returns the per-test results {name: (known, exact)} of the constant variant."""
+    Returns the per-test results {name: (known, exact, total)} of the constant variant."""
     found = cases(*ops)
     assert len(found) >= min_cases, (ops, len(found))
     out = {}

@@ -55,8 +55,12 @@ def vs_ort(op, shape, attrs, opset, feed, extra=(), n_outputs=1, sym=None):
 
 def test_backend_node_tests():
     results = check_all(*MISC_OPS, min_cases=150)
-    for name, (known, exact) in results.items():
+    for name, (known, exact, total) in results.items():
         assert known >= 1, name
+        # with the integer inputs known, only StringSplit's token count and the words
+        # StringNormalizer keeps are not exact
+        if "string_split" not in name and "strnorm" not in name:
+            assert exact == total, (name, exact, total)
 
 
 # ------------------------------------------------------------ shape-preserving ops

@@ -78,8 +78,8 @@ def vs_ort(op, ins, attrs, n_outputs=1, ml_opset=3, consts=()):
 
 def test_backend_node_tests():
     results = check_all(*ML_OPS, min_cases=8)
-    for name, (known, exact) in results.items():
-        assert known == 1 and exact >= 1, name
+    for name, (known, exact, total) in results.items():
+        assert known == 1 and exact == total, name
 
 
 # ------------------------------------------------------------ shape-preserving

@@ -46,10 +46,10 @@ def vs_ort(op, shapes, consts, attrs, opset, dtypes=None, ort_opset=None):
 
 def test_backend_node_tests():
     results = check_all(*VISION_OPS, min_cases=40)
-    for name, (known, exact) in results.items():
+    for name, (known, exact, total) in results.items():
         assert known == 1, name
         # every dim exact except a decoded image's height and width
-        assert exact >= (1 if "image_decoder" in name else 2), (name, exact)
+        assert exact == (total - 2 if "image_decoder" in name else total), (name, exact)
 
 
 # ------------------------------------------------------------ GridSample
