@@ -8,10 +8,13 @@ from .api import analyze
 from .constraints import Conflict, Constraint, Provenance
 from .dim import Dim, Exactness
 from .errors import BadInput, RuleError, SmtShapeError
-from .registry import register
+from .registry import Registry
+from .registry import register_user as register
 from .result import Result, Specialization
 from .store import Verdict
 
 __all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "Specialization", "Conflict",
-           "Constraint", "Provenance", "register", "SmtShapeError", "BadInput", "RuleError"]
+           "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
 __version__ = "0.1.0"
+
+from . import ops  # noqa: E402,F401  (registers the built-in rules, eagerly)

@@ -13,7 +13,7 @@ from .store import Domain, Store
 
 def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraints=None,
             inputs_positive: bool = False, no_broadcast_one: bool = False,
-            rlimit: int = 2_000_000) -> Result:
+            rlimit: int = 2_000_000, rules=None) -> Result:
     """Analyze the shapes of an ONNX model.
 
     model        path, bytes, ``onnx.ModelProto`` or ``onnx_ir.Model``
@@ -24,6 +24,8 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
     inputs_positive, no_broadcast_one
                  named domain assumptions, off by default and reported when on
     rlimit       Z3 resource budget per query
+    rules        a ``smtshape.Registry`` (rules for your own ops, over the built-ins);
+                 default: the registry ``smtshape.register`` writes to
     """
     from .parse import load_constraints, parse_relation
 
@@ -41,13 +43,13 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
         for line, text, rel in load_constraints(path):
             rels.append((f"{text}  ({os.fspath(path)}:{line})", rel))
     with paused_gc():
-        return _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind)
+        return _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules)
 
 
-def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind) -> Result:
+def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules=None) -> Result:
     m = load_model(model)
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
-    eng = Engine(m, store)
+    eng = Engine(m, store, rules)
     eng.policy = policy
     eng.declare_inputs(m.graph)
     bind_and_assume(eng, bind or {}, rels)

@@ -6,6 +6,8 @@ Exit codes
     1   check: at least one conflict           query: REFUTED
     2   bad input (model, expression, option, file); one ``smtshape: error:`` line on stderr
     3   query: UNKNOWN; any command: internal error (a bug; please report it)
+    4   check: undecided (no conflict found, but some constraints could not be
+        decided; they are listed with their nodes)
     130 interrupted
 
 Only argparse; nothing in here evaluates user text: relations go through
@@ -25,6 +27,7 @@ from .fileio import write_atomic
 from .query import _parse_problem, parse_query
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 3, 130
+EXIT_UNDECIDED = 4
 POLICIES = ("skip", "refine", "strict", "override")
 REPORT_URL = "https://github.com/smtshape/smtshape/issues"
 
@@ -74,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("model", metavar="MODEL", help="an .onnx file")
     sp = sub.add_parser("check", parents=[common], help="exit 1 when the model contradicts itself",
                         description="Check that the model's shape constraints are consistent: "
-                                    "exit 0 consistent, 1 conflict (explained), 2 bad input.")
+                                    "exit 0 consistent, 1 conflict (explained), 2 bad input, "
+                                    "4 undecided (constraints listed).")
     sp.add_argument("model", metavar="MODEL", help="an .onnx file")
     sp = sub.add_parser("query", parents=[common], help="decide a relation over dims: PROVEN/REFUTED/UNKNOWN",
                         description="Decide a relation over input dim names and value dims written "
@@ -351,7 +355,7 @@ def cmd_check(args, out) -> int:
     conflicts = result.conflicts
     if args.json:
         data = result.to_json()
-        data["check"] = "conflict" if conflicts else "consistent"
+        data["check"] = {False: "conflict", None: "undecided"}.get(result.consistent, "consistent")
         out.write(json.dumps(data, indent=2) + "\n")
     else:
         nodes = _node_index(result)
@@ -360,17 +364,32 @@ def cmd_check(args, out) -> int:
             out.write(f"{path}: {len(conflicts)} conflict{'s' if len(conflicts) != 1 else ''}\n")
             for c in conflicts:
                 out.write(explain_conflict(result, c, nodes) + "\n")
+        elif result.consistent is None:
+            und = result.undecided
+            out.write(f"{path}: undecided: no conflict found, but {len(und)} constraint"
+                      f"{'s' if len(und) != 1 else ''} could not be decided (set aside, not used as facts):\n")
+            for c in und:
+                where = f"{c.provenance.op_type} node '{c.provenance.node}'" if c.provenance.node \
+                    else c.provenance.op_type
+                out.write(_one_line(f"  - {c.relation}  <- {where} [{c.provenance.rule}]: "
+                                    f"{c.provenance.message}") + "\n")
         else:
             out.write(f"{path}: consistent ({len(result.value_names)} values, "
                       f"{sum(1 for c in result.constraints if c.status != 'trivial')} constraints)\n")
-        if result.consistent is None and not conflicts:
-            out.write("warning: Z3 could not decide consistency within its budget\n")
+        unchecked = result.unchecked_nodes
+        if unchecked:
+            names = ", ".join(f"'{n}' ({op})" for n, op, _ in unchecked[:10])
+            more = f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""
+            out.write(_one_line(f"warning: {len(unchecked)} node{'s' if len(unchecked) != 1 else ''} not checked "
+                                f"(no rule for their op): {names}{more}") + "\n")
         for s in result.specializations:
             out.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
-        for d in _diags(result, "annotation", "no_rule", "rule_error"):
+        for d in _diags(result, "annotation", "rule_error"):
             out.write(f"warning: {_fmt_diag(d)}\n")
     _print_smtlib(result, args, out)
-    return EXIT_FAIL if conflicts else EXIT_OK
+    if conflicts:
+        return EXIT_FAIL
+    return EXIT_UNDECIDED if result.consistent is None else EXIT_OK
 
 
 def cmd_query(args, out, err) -> int:

@@ -240,3 +240,21 @@ class Context:
 
 def _is_int_expr(v) -> bool:
     return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
+
+
+def const_info(tensor, dtype=None) -> TensorInfo:
+    """TensorInfo of a constant tensor: static shape, elements when small and integral."""
+    if tensor is None:
+        return TensorInfo(None, dtype)
+    shape = tuple(int(d) for d in tensor.shape)
+    dt = tensor.dtype if dtype is None else dtype
+    n = int(np.prod(shape)) if shape else 1
+    value = None
+    arr = None
+    if dt in INT_TYPES and n <= MAX_VALUE_ELEMENTS:
+        try:
+            arr = tensor.numpy()
+            value = tuple(bool(x) if dt == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
+        except Exception:
+            value = None
+    return TensorInfo(shape, dt, value, arr, tensor)

@@ -7,18 +7,16 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 """
 from __future__ import annotations
 
-import logging
 import os
-from collections import deque
 from dataclasses import dataclass
 
-import numpy as np
 import onnx
 import onnx_ir as ir
 
 from . import registry
 from .constraints import Provenance, eq
-from .context import INT_TYPES, MAX_VALUE_ELEMENTS, Context, TensorInfo
+from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
+from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
 from .errors import BadInput, RuleError
 from .store import Store
 
@@ -63,17 +61,48 @@ def load_model(model) -> ir.Model:
                        "pass a path, an onnx.ModelProto or an onnx_ir.Model")
     if not proto.HasField("graph"):
         raise BadInput("the file parsed as protobuf but holds no ONNX graph (is it an ONNX model?)")
-    serde_log = logging.getLogger("onnx_ir.serde")
-    level = serde_log.level
-    serde_log.setLevel(logging.ERROR)   # dangling inputs are reported by us, once, as bad input
+    _check_dangling(proto)      # before onnx_ir, which would log and invent a value
     try:
         m = ir.serde.deserialize_model(proto)
     except Exception as e:  # onnx_ir's own validation
         raise BadInput(f"malformed ONNX model: {_serde_problem(e)}") from None
-    finally:
-        serde_log.setLevel(level)
     _restore_input_shapes(m, proto)
     return m
+
+
+def _check_dangling(proto: onnx.ModelProto):
+    """BadInput naming the first node that reads a value no node, input or
+    initializer in scope provides (subgraphs see their outer scopes)."""
+    def visit(g, outer: frozenset):
+        names = set(outer)
+        names.update(v.name for v in g.input)
+        names.update(t.name for t in g.initializer)
+        names.update(t.values.name for t in g.sparse_initializer)
+        for n in g.node:
+            names.update(o for o in n.output if o)
+        scope = frozenset(names)
+        for n in g.node:
+            for i in n.input:
+                if i and i not in scope:
+                    raise BadInput(f"malformed model: {n.op_type} node '{n.name or n.op_type}' reads '{i}', "
+                                   "which no node produces and which is neither a graph input nor an "
+                                   "initializer")
+            for a in n.attribute:
+                if a.HasField("g"):
+                    visit(a.g, scope)
+                for sg in a.graphs:
+                    visit(sg, scope)
+
+    visit(proto.graph, frozenset())
+    for f in proto.functions:
+        fscope = set(f.input)
+        for n in f.node:
+            fscope.update(o for o in n.output if o)
+        for n in f.node:
+            for i in n.input:
+                if i and i not in fscope:
+                    raise BadInput(f"malformed model: function '{f.name}': {n.op_type} node "
+                                   f"'{n.name or n.op_type}' reads '{i}', which nothing in the function provides")
 
 
 def _serde_problem(e: BaseException) -> str:
@@ -120,95 +149,11 @@ def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
     return proto
 
 
-def topo_order(graph) -> list:
-    """Nodes in dependency order (Kahn); BadInput naming a node on a cycle.
-
-    Exporters write sorted graphs: one linear pass confirms that and returns
-    the file's order; only an unsorted graph pays for the sort."""
-    nodes = list(graph)
-    if _already_sorted(nodes):
-        return nodes
-    index = {id(n): i for i, n in enumerate(nodes)}
-    indeg = [0] * len(nodes)
-    users: list[list[int]] = [[] for _ in nodes]
-    for i, n in enumerate(nodes):
-        seen = set()
-        for v in _all_inputs(n):
-            p = v.producer() if v is not None else None
-            if p is not None and id(p) in index and id(p) not in seen and p is not n:
-                seen.add(id(p))
-                indeg[i] += 1
-                users[index[id(p)]].append(i)
-            elif p is n:
-                raise BadInput(f"graph has a cycle: node '{n.name or n.op_type}' consumes its own output")
-    q = deque(i for i in range(len(nodes)) if indeg[i] == 0)
-    out = []
-    while q:
-        i = q.popleft()
-        out.append(nodes[i])
-        for j in users[i]:
-            indeg[j] -= 1
-            if indeg[j] == 0:
-                q.append(j)
-    if len(out) != len(nodes):
-        stuck = [nodes[i] for i in range(len(nodes)) if indeg[i] > 0]
-        names = ", ".join(f"'{n.name or n.op_type}'" for n in stuck[:5])
-        raise BadInput(f"graph has a cycle (or a node reads a value produced after it in a loop): nodes {names}")
-    return out
-
-
-def _already_sorted(nodes) -> bool:
-    """Does every node read only values produced before it (or outside the graph)?"""
-    pending = set()
-    for n in nodes:
-        pending.update(map(id, n.outputs))
-    for n in nodes:
-        inputs = _all_inputs(n) if n.attributes else n.inputs
-        for v in inputs:
-            if v is not None and id(v) in pending:
-                return False
-        pending.difference_update(map(id, n.outputs))
-    return True
-
-
-def _all_inputs(node):
-    """A node's inputs plus values its subgraphs capture from the outer scope."""
-    yield from node.inputs
-    if not node.attributes:
-        return
-    for attr in node.attributes.values():
-        if attr.type == ir.AttributeType.GRAPH:
-            yield from _captured(attr.value)
-        elif attr.type == ir.AttributeType.GRAPHS:
-            for g in attr.value:
-                yield from _captured(g)
-
-
-def _captured(g):
-    inner = set()
-    for n in g:
-        for o in n.outputs:
-            inner.add(id(o))
-    for v in list(g.inputs) + list(g.initializers.values()):
-        inner.add(id(v))
-    for n in g:
-        for v in _all_inputs(n):
-            if v is not None and id(v) not in inner:
-                yield v
-
-
-def sanitize(name: str) -> str | None:
-    """The dim_param as a symbol name when it is a plain identifier, else None."""
-    if name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c == "_" for c in name) \
-            and len(name) <= 128:
-        return name
-    return None
-
-
 class Engine:
-    def __init__(self, model: ir.Model, store: Store):
+    def __init__(self, model: ir.Model, store: Store, rules=None):
         self.model = model
         self.store = store
+        self.rules = rules if rules is not None else registry.DEFAULT
         self.values: dict = {}
         self.diagnostics: list[Diagnostic] = []
         self.annotations: dict = {}   # value -> annotated ir.Shape (from value_info)
@@ -220,6 +165,7 @@ class Engine:
         self.foreign_names: dict = {}
         self.foreign_syms: dict = {}
         self._warned_ops: set = set()
+        self.unchecked: list = []     # (node name, op type, domain) of every node no rule checked
         self.input_dims: dict = {}    # (input name, axis) -> expr
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
@@ -253,6 +199,12 @@ class Engine:
 
     def declare_inputs(self, graph):
         inits = graph.initializers
+        for v in graph.inputs:          # user names first: generated names must never equal one
+            if v.name not in inits and v.shape is not None:
+                for d in v.shape:
+                    label = getattr(d, "value", None)
+                    if isinstance(label, str) and sanitize(label):
+                        self.store.reserved.add(label)
         for v in graph.inputs:
             if v.name in inits:
                 continue  # IR < 4: initializers listed as inputs are constants here
@@ -313,7 +265,7 @@ class Engine:
                                f"'{v.name}', which no node produces and which is neither a graph input "
                                "nor an initializer")
         opset = self.opset(node.domain)
-        rule = registry.lookup(node.domain, node.op_type, opset)
+        rule = self.rules.lookup(node.domain, node.op_type, opset)
         ctx = Context(self, node, opset)
         if rule is None:
             fn = self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
@@ -344,11 +296,13 @@ class Engine:
 
     def _fallback(self, ctx: Context):
         node = ctx.node
+        self.unchecked.append((ctx.name, node.op_type, node.domain))
         if node.op_type not in self._warned_ops:
             self._warned_ops.add(node.op_type)
             self.diagnostic("no_rule", f"no smtshape rule for op '{node.domain or 'ai.onnx'}::{node.op_type}'"
-                            " (opset {}); using ONNX's own node inference where it gives something, "
-                            "otherwise outputs are UNKNOWN".format(ctx.opset), ctx.name, node.op_type, "warning")
+                            f" (opset {ctx.opset}): its nodes are not checked; ONNX's own node inference is "
+                            "used only for static dims from static inputs, other dims are UNKNOWN",
+                            ctx.name, node.op_type, "warning")
         onnx_node_fallback(ctx)
 
 
@@ -370,24 +324,6 @@ def _settled(t) -> bool:
     return t.value is not None and t.shape is not None and all(isinstance(v, (int, bool)) for v in t.value)
 
 
-def const_info(tensor, dtype=None) -> TensorInfo:
-    """TensorInfo of a constant tensor: static shape, elements when small and integral."""
-    if tensor is None:
-        return TensorInfo(None, dtype)
-    shape = tuple(int(d) for d in tensor.shape)
-    dt = tensor.dtype if dtype is None else dtype
-    n = int(np.prod(shape)) if shape else 1
-    value = None
-    arr = None
-    if dt in INT_TYPES and n <= MAX_VALUE_ELEMENTS:
-        try:
-            arr = tensor.numpy()
-            value = tuple(bool(x) if dt == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
-        except Exception:
-            value = None
-    return TensorInfo(shape, dt, value, arr, tensor)
-
-
 def _function_rule(fn):
     """Analyze a call of a model-local function by walking its body."""
 
@@ -407,7 +343,13 @@ def _function_rule(fn):
 
 
 def onnx_node_fallback(ctx: Context):
-    """Ask ONNX's per-node inference; map its dims back to our expressions."""
+    """Ask ONNX's per-node inference for a node smtshape has no rule for.
+
+    What it infers is a claim, not a fact: it is taken only where it can be
+    justified, a static dim computed from inputs whose shapes are all static.
+    With any symbolic (or unknown) input dim, the outputs keep the rank ONNX
+    gives and every dim is UNKNOWN (a data symbol): ONNX's own inference writes
+    wrong sizes over symbolic inputs (Attention's head size as 0, for one)."""
     from onnx import helper, shape_inference
 
     node = ctx.node
@@ -416,8 +358,8 @@ def onnx_node_fallback(ctx: Context):
                                       node.domain or "")
     except Exception:
         return
-    names: dict[str, object] = {}
     input_types = {}
+    static = True
     proto = ir.serde.serialize_node(node)
     for i, v in enumerate(node.inputs):
         if v is None:
@@ -425,20 +367,11 @@ def onnx_node_fallback(ctx: Context):
         t = ctx.input(i)
         if t.dtype is None:
             return
-        shape = None
-        if t.shape is not None:
-            shape = []
-            for d in ctx.shape(i):
-                if isinstance(d, int):
-                    shape.append(d)
-                else:
-                    key = f"__smt{len(names)}"
-                    for k, val in names.items():
-                        if val == d:
-                            key = k
-                            break
-                    names[key] = d
-                    shape.append(key)
+        shape = ctx.shape(i)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            static = False
+            shape = None if shape is None else [d if isinstance(d, int) else f"__smt{i}_{k}"
+                                                for k, d in enumerate(shape)]
         input_types[proto.input[i]] = helper.make_tensor_type_proto(int(t.dtype), shape)
     try:
         out = shape_inference.infer_node_outputs(schema, proto, input_types)
@@ -458,10 +391,8 @@ def onnx_node_fallback(ctx: Context):
             continue
         dims = []
         for d in tt.shape.dim:
-            if d.HasField("dim_value"):
+            if static and d.HasField("dim_value"):
                 dims.append(int(d.dim_value))
-            elif d.dim_param in names:
-                dims.append(names[d.dim_param])
             else:
                 dims.append(ctx.unknown_dim(f"{ctx.op_type.lower()}_out"))
         ctx.set_output(i, dims, dtype)

@@ -4,13 +4,26 @@ A rule is a function ``rule(ctx: Context) -> None`` that reads the node's
 inputs through ``ctx``, sets its outputs and emits the constraints the op's
 semantics imply.  Rules are registered per ``(domain, op_type,
 since_version)``; a node of opset ``v`` uses the rule with the largest
-``since_version <= v``.  Users add their own ops with the same decorator::
+``since_version <= v``.
 
-    from smtshape import register
+Registries are objects and layer: a registry answers from its own rules
+first, then from its parent's.  Three are worth knowing:
 
-    @register("com.example", "MyOp", since_version=1)
+``BUILTIN``   smtshape's own rules, filled when ``smtshape.ops`` is imported
+              (``import smtshape`` does it, eagerly).
+``DEFAULT``   a layer over ``BUILTIN`` that ``smtshape.register`` writes to and
+              that ``analyze`` uses when no ``rules=`` is given: a rule
+              registered there takes precedence over the built-in one for the
+              same op, whenever it was registered, and stays for the process.
+``Registry()`` a fresh layer over ``BUILTIN`` for scoped use, nothing shared::
+
+    rules = smtshape.Registry()
+
+    @rules.register("com.example", "MyOp", since_version=1)
     def my_op(ctx):
         ctx.set_output(0, ctx.shape(0), ctx.dtype(0))
+
+    smtshape.analyze(model, rules=rules)
 """
 from __future__ import annotations
 
@@ -19,35 +32,91 @@ from typing import Callable
 
 Rule = Callable[["object"], None]
 
-_RULES: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+_GENERATION = [0]      # bumped by every registration: lookup caches compare it
 
 
 def _norm_domain(domain: str) -> str:
     return "" if domain in ("", "ai.onnx") else domain
 
 
+class Registry:
+    def __init__(self, parent: "Registry | None" = None, *, builtin_parent: bool = True):
+        self._rules: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+        self.parent = parent if parent is not None else (BUILTIN if builtin_parent and "BUILTIN" in globals()
+                                                         else None)
+        self._cache: dict = {}
+
+    def register(self, domain: str, op_type: str, since_version: int = 1):
+        """Decorator: register ``fn`` as the rule for ``op_type`` from ``since_version`` on."""
+
+        def deco(fn: Rule) -> Rule:
+            entries = self._rules.setdefault((_norm_domain(domain), op_type), [])
+            entries[:] = [e for e in entries if e[0] != since_version]
+            entries.append((since_version, fn))
+            entries.sort(key=lambda e: e[0])
+            _GENERATION[0] += 1
+            return fn
+
+        return deco
+
+    def unregister(self, domain: str, op_type: str) -> None:
+        """Remove this layer's rules for an op (the parent's, if any, show through)."""
+        self._rules.pop((_norm_domain(domain), op_type), None)
+        _GENERATION[0] += 1
+
+    def _own(self, key, opset):
+        entries = self._rules.get(key)
+        if not entries:
+            return None
+        if opset is None:
+            return entries[-1][1]
+        i = bisect_right([v for v, _ in entries], opset)
+        return entries[i - 1][1] if i else None
+
+    def lookup(self, domain: str, op_type: str, opset: int | None) -> Rule | None:
+        key = (_norm_domain(domain), op_type)
+        ck = (key, opset, _GENERATION[0])
+        hit = self._cache.get(ck, self)
+        if hit is not self:
+            return hit
+        if len(self._cache) > 4096:
+            self._cache.clear()
+        rule = self._own(key, opset)
+        if rule is None and self.parent is not None:
+            rule = self.parent.lookup(domain, op_type, opset)
+        self._cache[ck] = rule
+        return rule
+
+    def registered_ops(self) -> list[tuple[str, str, int]]:
+        """(domain, op, since_version) of this layer and its parents."""
+        out = {(d, op, v) for (d, op), es in self._rules.items() for v, _ in es}
+        if self.parent is not None:
+            out |= set(self.parent.registered_ops())
+        return sorted(out)
+
+    def copy(self) -> "Registry":
+        new = Registry(self.parent)
+        new._rules = {k: list(v) for k, v in self._rules.items()}
+        return new
+
+
+BUILTIN = Registry(builtin_parent=False)
+DEFAULT = Registry(BUILTIN)
+
+
 def register(domain: str, op_type: str, since_version: int = 1):
-    """Decorator: register ``fn`` as the rule for ``op_type`` from ``since_version`` on."""
+    """Register a built-in rule (used by ``smtshape.ops``)."""
+    return BUILTIN.register(domain, op_type, since_version)
 
-    def deco(fn: Rule) -> Rule:
-        entries = _RULES.setdefault((_norm_domain(domain), op_type), [])
-        entries[:] = [e for e in entries if e[0] != since_version]
-        entries.append((since_version, fn))
-        entries.sort(key=lambda e: e[0])
-        return fn
 
-    return deco
+def register_user(domain: str, op_type: str, since_version: int = 1):
+    """``smtshape.register``: a rule in the DEFAULT layer, over the built-ins."""
+    return DEFAULT.register(domain, op_type, since_version)
 
 
 def lookup(domain: str, op_type: str, opset: int | None) -> Rule | None:
-    entries = _RULES.get((_norm_domain(domain), op_type))
-    if not entries:
-        return None
-    if opset is None:
-        return entries[-1][1]
-    i = bisect_right([v for v, _ in entries], opset)
-    return entries[i - 1][1] if i else None
+    return DEFAULT.lookup(domain, op_type, opset)
 
 
 def registered_ops() -> list[tuple[str, str, int]]:
-    return sorted((d, op, v) for (d, op), es in _RULES.items() for v, _ in es)
+    return DEFAULT.registered_ops()

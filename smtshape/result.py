@@ -92,7 +92,30 @@ class Result:
         self._dims: dict = {}
         self._shapes: dict = {}
         self._specs = None
-        self.consistent = None
+        self._consistency = None
+
+    @property
+    def consistent(self) -> bool | None:
+        """True: the constraints hold together (every node with a rule checked);
+        False: conflicts were found (``conflicts``, each explained); None: no
+        conflict found but some constraints could not be decided (``undecided``)."""
+        if self.conflicts:
+            return False
+        return self._consistency
+
+    @consistent.setter
+    def consistent(self, value):
+        self._consistency = value
+
+    @property
+    def undecided(self) -> list:
+        """Constraints the solver could not decide: set aside, never used as facts."""
+        return list(self.store.undecided)
+
+    @property
+    def unchecked_nodes(self) -> list:
+        """(node name, op type, domain) of every node no rule checked (ops with no rule)."""
+        return list(self.engine.unchecked)
 
     # ------------------------------------------------------------ shapes
     @property
@@ -339,9 +362,9 @@ class Result:
             nodes = self.engine.assumptions_used.get(d.split("(")[-1].rstrip(")"), [])
             extra = f"; relied on by {len(nodes)} node(s), e.g. '{nodes[0]}'" if nodes else "; not relied on"
             out.append(Diagnostic("assumption", f"domain assumption: {d}{extra}", severity="info"))
-        if self.consistent is None:
-            out.append(Diagnostic("undecided", "Z3 could not decide consistency within its budget; "
-                                  "some dims may stay symbolic", severity="warning"))
+        for c in self.store.undecided:
+            out.append(Diagnostic("undecided", f"could not decide {c.relation} (set aside, not used as a fact): "
+                                  f"{c.provenance.message}", c.provenance.node, c.provenance.op_type, "warning"))
         out.extend(self.engine.diagnostics)
         return out
 
@@ -356,7 +379,10 @@ class Result:
             vals[name] = {"dtype": dt.name if dt is not None and hasattr(dt, "name") else None,
                           "shape": None if s is None else [d.to_json() for d in s]}
         return {
-            "consistent": not self.conflicts,
+            "consistent": self.consistent,
+            "undecided": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
+                           "op_type": c.provenance.op_type, "rule": c.provenance.rule} for c in self.undecided],
+            "unchecked_nodes": [{"node": n, "op_type": op, "domain": d} for n, op, d in self.unchecked_nodes],
             "values": vals,
             "inputs": {i.name: str(i.origin.message) for i in self.store.input_symbols()},
             "data_symbols": {i.name: {"origin": str(i.origin),

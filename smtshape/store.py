@@ -251,6 +251,15 @@ class Store:
         new._cache = {}
         return new
 
+    def adopt_names(self, fork: "Store"):
+        """Declare the symbols a fork made (no facts), so names never collide and values
+        from the fork stay readable (their dims are UNKNOWN here)."""
+        for name, info in fork.symbols.items():
+            if name not in self.symbols:
+                self.declare(name, "data", info.origin, generated=True)
+        for base, k in fork._names.items():
+            self._names[base] = max(self._names.get(base, 0), k)
+
     # ------------------------------------------------------------ canonical forms
     def canon(self, e):
         if isinstance(e, int) or not self.subst:

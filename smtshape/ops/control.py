@@ -20,7 +20,8 @@ import sympy
 from .. import expr as E
 from ..constraints import eq, ge
 from ..context import TensorInfo
-from ..engine import const_info, topo_order
+from ..context import const_info
+from ..graph import topo_order
 from ..errors import BadInput
 from ..registry import register
 from ..store import Verdict
@@ -39,12 +40,7 @@ def _scratch(st):
 def _reserve_names(ctx, scratch):
     """Declare symbols a scratch store made in the main store (no facts), so names never
     collide and inner values stay readable (their dims are UNKNOWN in the main store)."""
-    st = ctx.store
-    for name, info in scratch.symbols.items():
-        if name not in st.symbols:
-            st.declare(name, "data", info.origin, generated=True)
-    for base, k in scratch._names.items():
-        st._names[base] = max(st._names.get(base, 0), k)
+    ctx.store.adopt_names(scratch)
 
 
 def _walk(ctx, graph, store):

@@ -145,7 +145,7 @@ def declare_input(engine, v) -> TensorInfo:
     Its element dims: a plain ``dim_param`` is the input symbol of that name, a fixed size
     stays; an anonymous dim of a sequence element may differ between elements (None).  The
     length of a sequence input is a generated input symbol ``<name>_len``."""
-    from ..engine import sanitize
+    from ..graph import sanitize
     t = v.type
 
     def elem_dims(shape, where, per_element):

@@ -23,7 +23,7 @@ from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
 from ..context import INT_TYPES, MAX_VALUE_ELEMENTS
 from ..printing import show
-from ..engine import const_info
+from ..context import const_info
 from ..registry import register
 from ..store import Verdict
 from .common import broadcast_shapes, norm_axes, norm_axis, numel, unify

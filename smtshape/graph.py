@@ -1,0 +1,95 @@
+"""Graph structure helpers: topological order, captured values, dim_param names.
+
+Below ``engine`` and ``ops`` (both import it; it imports neither)."""
+from __future__ import annotations
+
+from collections import deque
+
+import onnx_ir as ir
+
+from .errors import BadInput
+
+
+def topo_order(graph) -> list:
+    """Nodes in dependency order (Kahn); BadInput naming a node on a cycle.
+
+    Exporters write sorted graphs: one linear pass confirms that and returns
+    the file's order; only an unsorted graph pays for the sort."""
+    nodes = list(graph)
+    if _already_sorted(nodes):
+        return nodes
+    index = {id(n): i for i, n in enumerate(nodes)}
+    indeg = [0] * len(nodes)
+    users: list[list[int]] = [[] for _ in nodes]
+    for i, n in enumerate(nodes):
+        seen = set()
+        for v in _all_inputs(n):
+            p = v.producer() if v is not None else None
+            if p is not None and id(p) in index and id(p) not in seen and p is not n:
+                seen.add(id(p))
+                indeg[i] += 1
+                users[index[id(p)]].append(i)
+            elif p is n:
+                raise BadInput(f"graph has a cycle: node '{n.name or n.op_type}' consumes its own output")
+    q = deque(i for i in range(len(nodes)) if indeg[i] == 0)
+    out = []
+    while q:
+        i = q.popleft()
+        out.append(nodes[i])
+        for j in users[i]:
+            indeg[j] -= 1
+            if indeg[j] == 0:
+                q.append(j)
+    if len(out) != len(nodes):
+        stuck = [nodes[i] for i in range(len(nodes)) if indeg[i] > 0]
+        names = ", ".join(f"'{n.name or n.op_type}'" for n in stuck[:5])
+        raise BadInput(f"graph has a cycle (or a node reads a value produced after it in a loop): nodes {names}")
+    return out
+
+
+def _already_sorted(nodes) -> bool:
+    """Does every node read only values produced before it (or outside the graph)?"""
+    pending = set()
+    for n in nodes:
+        pending.update(map(id, n.outputs))
+    for n in nodes:
+        inputs = _all_inputs(n) if n.attributes else n.inputs
+        for v in inputs:
+            if v is not None and id(v) in pending:
+                return False
+        pending.difference_update(map(id, n.outputs))
+    return True
+
+
+def _all_inputs(node):
+    """A node's inputs plus values its subgraphs capture from the outer scope."""
+    yield from node.inputs
+    if not node.attributes:
+        return
+    for attr in node.attributes.values():
+        if attr.type == ir.AttributeType.GRAPH:
+            yield from _captured(attr.value)
+        elif attr.type == ir.AttributeType.GRAPHS:
+            for g in attr.value:
+                yield from _captured(g)
+
+
+def _captured(g):
+    inner = set()
+    for n in g:
+        for o in n.outputs:
+            inner.add(id(o))
+    for v in list(g.inputs) + list(g.initializers.values()):
+        inner.add(id(v))
+    for n in g:
+        for v in _all_inputs(n):
+            if v is not None and id(v) not in inner:
+                yield v
+
+
+def sanitize(name: str) -> str | None:
+    """The dim_param as a symbol name when it is a plain identifier, else None."""
+    if name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c == "_" for c in name) \
+            and len(name) <= 128:
+        return name
+    return None
