@@ -1049,6 +1049,50 @@ def tile(ctx):
     ctx.set_output(0, out, dtype, value=value)
 
 
+def _scalar_const(ctx, i, what):
+    """A Tile-1 scalar input (typed T: float in the schema) as an int, or None when not constant."""
+    c = ctx.const(i)
+    if c is None:
+        if ctx.rank(i) not in (None, 0) and not (ctx.rank(i) == 1 and ctx.shape(i)[0] == 1):
+            ctx.fail(f"{what} must be a scalar, has shape {ctx.shape(i)}")
+        return None
+    if c.size != 1:
+        ctx.fail(f"{what} must be a scalar, has {c.size} elements")
+    v = c.reshape(-1)[0].item()
+    if isinstance(v, bool) or not float(v).is_integer():
+        ctx.fail(f"{what} is {v}, not an integer")
+    return int(v)
+
+
+@register("", "Tile", since_version=1)
+def tile_v1(ctx):
+    """Tile-1 (Caffe2's Tile): ``tiles`` copies of the input along ``axis`` (both scalar inputs).
+
+    The schema's output text says "same shape as input", its summary "repeat along an axis";
+    no runtime implements it (onnxruntime starts at Tile-6) and onnx infers no shape.  The
+    repetition is followed: axis ``axis`` becomes ``d * tiles``, the other axes stay."""
+    ctx.check_inputs(3, 3)
+    s = ctx.shape(0)
+    dtype = ctx.dtype(0)
+    tiles = _scalar_const(ctx, 1, "tiles")
+    axis = _scalar_const(ctx, 2, "axis")
+    if tiles is not None and tiles < 0:
+        ctx.fail(f"tiles is negative ({tiles})")
+    if s is None:
+        ctx.set_output(0, None, dtype)
+        return
+    if axis is None:
+        ctx.set_output(0, [ctx.unknown_dim("tile_dim") for _ in s], dtype)
+        return
+    ax = norm_axis(ctx, axis, len(s))
+    if tiles is not None and tiles != 1:
+        ctx.warn("Tile-1: following the repetition along axis (Caffe2 semantics), not the output "
+                 "description 'same shape as input'")
+    out = list(s)
+    out[ax] = E.mul(s[ax], tiles) if tiles is not None else ctx.unknown_dim("tile_dim")
+    ctx.set_output(0, out, dtype)
+
+
 # ================================================================ Pad
 
 _PAD_MODES = ("constant", "reflect", "edge", "wrap")

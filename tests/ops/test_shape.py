@@ -461,6 +461,35 @@ def test_tile():
     assert exprs(res, "y0") == ("2 * B", 3)
 
 
+@pytest.mark.parametrize("axis,tiles", [(0, 3), (1, 2), (-1, 0), (2, 1)])
+def test_tile_v1_axis_and_tiles_inputs(axis, tiles):
+    """Tile-1 (float scalar tiles / axis inputs) repeats along one axis; onnxruntime only runs
+    Tile-6+, so the truth is its Tile-6 with repeats 1 everywhere but there (and np.tile)."""
+    res = infer_node("Tile", [ts("float", ["B", 3, "S"]), np.float32(tiles), np.float32(axis)], opset=5)
+    assert not errors(res) and not res.conflicts
+    names = ["B", 3, "S"]
+    ax = axis % 3
+    want = list(names)
+    want[ax] = {0: 0, 1: names[ax]}.get(tiles, f"{tiles} * {names[ax]}" if ax != 1 else 3 * tiles)
+    assert exprs(res, "y0") == tuple(want)
+    reps = [1, 1, 1]
+    reps[ax] = tiles
+    for b, s in [(2, 5), (0, 1), (1, 4)]:
+        x = np.random.rand(b, 3, s).astype(np.float32)
+        got = ort_shapes(node_model("Tile", [ts("float", ["B", 3, "S"]), i64(*reps)], opset=13), {"x0": x})
+        assert got is not None and got[0] == np.tile(x, reps).shape
+        assert res.evaluate({"B": b, "S": s})["y0"] == got[0]
+
+
+def test_tile_v1_runtime_tiles_and_bad_inputs():
+    res = infer_node("Tile", [ts("float", ["B", 3]), ts("float", []), np.float32(1)], opset=1)
+    s = res.shape("y0")
+    assert s[0].expr == res.shape("x0")[0].expr and s[1].exactness is not Exactness.EXACT
+    assert errors(infer_node("Tile", [ts("float", [2, 3]), np.float32(1.5), np.float32(0)], opset=1))
+    assert errors(infer_node("Tile", [ts("float", [2, 3]), np.float32(-2), np.float32(0)], opset=1))
+    assert errors(infer_node("Tile", [ts("float", [2, 3]), np.float32(2), np.float32(2)], opset=1))
+
+
 def test_pad_modes_and_negative():
     res = infer_node("Pad", [ts("float", ["N", "H"]), i64(0, 1, 0, 2)])
     assert exprs(res, "y0") == ("N", "H + 3")
