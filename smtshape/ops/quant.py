@@ -8,7 +8,11 @@ y has x's shape.  The scale's shape picks the granularity and is constrained to 
 - blocked (opset 21+, ``block_size`` B > 0): x's rank, equal to x on every axis but
   ``axis``, where it is ``ceil(x.shape[axis] / B)`` (what the accepted range of B in the
   spec amounts to; onnxruntime refuses anything else).
-The zero point, when given, has the scale's shape.
+The zero point, when given, has the scale's shape, except that per-tensor a scalar and a
+one-element 1-D tensor mix freely (scale ``(1,)`` with zero point ``()`` and the reverse:
+onnxruntime accepts both at every opset, e.g. the int32 bias DequantizeLinear nodes of
+onnxruntime's QDQ quantizer).  tests/ops/test_quant.py checks the accepted shapes against
+onnxruntime at opsets 10, 13, 19, 21 and 23.
 """
 from __future__ import annotations
 

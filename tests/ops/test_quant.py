@@ -164,3 +164,92 @@ def test_backend_node_tests_static_and_symbolic():
     for tc in found:
         check_static(tc)
         check_symbolic(tc)
+
+
+# ---------------------------------------------------------------- scale / zero-point shapes onnxruntime accepts
+def _ort_accepts(m, feeds):
+    import onnxruntime as ort
+    ort.set_default_logger_severity(4)      # refusals are expected here: keep the log quiet
+    try:
+        return run_onnxruntime(m, feeds)[0].shape
+    except Exception:
+        return None
+
+
+SCALE_SHAPES = [(), (1,), (3,), (2,), (1, 1)]
+
+
+@pytest.mark.parametrize("opset", [10, 13, 19, 21, 23])
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_scale_zero_point_shapes_exactly_as_onnxruntime(op, opset):
+    """A per-tensor scale and zero point may each be a scalar or a one-element 1-D tensor,
+    independently; per-axis ones are 1-D of x's axis length, both.  smtshape calls a node
+    inconsistent (conflict or failed rule) exactly when onnxruntime refuses to run it."""
+    xt, xnp = ("float", np.float32) if op == "QuantizeLinear" else ("int8", np.int8)
+    disagree, seen = [], set()
+    for xshape in [(2, 3), (2, 1), (4,)]:
+        for ss in SCALE_SHAPES:
+            for zs in [None] + SCALE_SHAPES[:-1]:
+                inputs = [ts(xt, list(xshape)), np.full(ss, 0.5, np.float32)]
+                if zs is not None:
+                    inputs.append(np.zeros(zs, np.int8))
+                m = node_model(op, inputs, {}, opset=opset)
+                truth = _ort_accepts(m, {"x0": np.ones(xshape, xnp)})
+                seen.add(truth is not None)
+                res = analyze(m)
+                ours = not res.conflicts and not failed(res)
+                if ours != (truth is not None) or (ours and res.evaluate({})["y0"] != truth):
+                    disagree.append((xshape, ss, zs, "ort", truth, "smtshape", ours))
+    assert not disagree, disagree
+    assert seen == {True, False}          # the grid has models onnxruntime runs and models it refuses
+
+
+@pytest.mark.parametrize("opset", [13, 17, 21])
+def test_one_element_scale_with_scalar_zero_point_albert_bias(opset):
+    """albert_legacy_qdq's 'm.embeddings.LayerNorm.bias_DequantizeLinear': an int32 bias of
+    rank 1 (the default axis 1 is out of its range), a (1,) scale and a scalar zero point."""
+    inputs = [ts("int32", ["N"]), np.full((1,), 0.02, np.float32), np.zeros((), np.int32)]
+    m = node_model("DequantizeLinear", inputs, {}, opset=opset)
+    res = analyze(m)
+    assert not res.conflicts and not failed(res) and not res.specializations
+    assert exprs(res, "y0") == ("N",)
+    for n in (16, 1, 0):
+        got = run_onnxruntime(m, {"x0": np.arange(n, dtype=np.int32)})[0]
+        assert res.evaluate({"N": n})["y0"] == got.shape and got.dtype == np.float32
+    # and the mirror image: a scalar scale with a (1,) zero point, and (1,) / (1,)
+    for s, z in [((), (1,)), ((1,), (1,))]:
+        res = infer_node("DequantizeLinear", [ts("int32", ["N"]), np.full(s, 0.02, np.float32),
+                                              np.zeros(z, np.int32)], opset=opset)
+        assert not res.conflicts and not failed(res) and exprs(res, "y0") == ("N",)
+
+
+def test_per_axis_scale_with_scalar_zero_point_is_conflict():
+    """onnxruntime: 'For per axis quantization, x_zero_point must be null or 1D tensor with size C'."""
+    res = infer_node("DequantizeLinear", [ts("int8", ["N", "C"]), fx(3), np.int8(0)], {"axis": 1}, opset=13)
+    assert res.conflicts or failed(res)
+    res = infer_node("DequantizeLinear", [ts("int8", ["N", "C"]), ts("float", ["S"]), np.int8(0)], {"axis": 1},
+                     opset=13)
+    assert not res.conflicts and res.prove("S == 1").name == "PROVEN"
+
+
+@pytest.mark.parametrize("opset", [21, 23])
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_blocked_scale_zero_point_shapes_exactly_as_onnxruntime(op, opset):
+    """block_size > 0: scale of x's rank (ceil on the axis), zero point of the scale's shape;
+    a scalar or one-element scale is refused ('block_size must be 0 for per-tensor')."""
+    xt, xnp = ("float", np.float32) if op == "QuantizeLinear" else ("int8", np.int8)
+    disagree, seen = [], set()
+    for ss in [(2, 2), (2, 1), (1, 2), (2,), (1,), (), (2, 4), (2, 3)]:
+        for zs in [None, (), (1,), (2, 2), (2, 1)]:
+            inputs = [ts(xt, [2, 4]), np.full(ss, 0.5, np.float32)]
+            if zs is not None:
+                inputs.append(np.zeros(zs, np.int8))
+            m = node_model(op, inputs, {"axis": 1, "block_size": 2}, opset=opset)
+            truth = _ort_accepts(m, {"x0": np.ones((2, 4), xnp)})
+            seen.add(truth is not None)
+            res = analyze(m)
+            ours = not res.conflicts and not failed(res)
+            if ours != (truth is not None) or (ours and res.evaluate({})["y0"] != truth):
+                disagree.append((ss, zs, "ort", truth, "smtshape", ours))
+    assert not disagree, disagree
+    assert seen == {True, False}
