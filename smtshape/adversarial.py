@@ -181,7 +181,8 @@ def nested_scans(n: int):
     """Scans nested n deep, each with one state and one scan input."""
     body = _loop_body(n, "S", scan=True)
     node = helper.make_node("Scan", ["x", "seq"], ["y", "ys"], name="scan", body=body, num_scan_inputs=1)
-    return _model([node], [_vi("x", [1, "D"]), _vi("seq", ["T", "D"])], [_out("y"), _out("ys")], opset=18)
+    seq = [f"T{k}" for k in range(n)] + ["D"]
+    return _model([node], [_vi("x", [1, "D"]), _vi("seq", seq)], [_out("y"), _out("ys")], opset=18)
 
 
 def nonlinear_relations(n: int):

@@ -168,6 +168,7 @@ class Store:
         self._residual_seen: dict = {}
         # z3 state
         self.z3_enabled = True             # False in forks: they answer from the fast path only
+        self.is_fork = False
         self.broken = False
         self._ctx: z3.Context | None = None
         self._terms: Z3Terms | None = None
@@ -244,6 +245,7 @@ class Store:
         new._compound_keys = {k: set(v) for k, v in self._compound_keys.items()}
         new._residual_seen = dict(self._residual_seen)
         new.z3_enabled = False
+        new.is_fork = True
         new._ctx = new._terms = new._solver = None
         new._base = []
         new._fed_syms, new._fed_elims = set(), set()

@@ -162,23 +162,14 @@ def loop_rule(ctx):
     init_shapes = [None if t.shape is None else tuple(ctx.store.canon(d) for d in t.shape) for t in init]
     known = set(ctx.store.symbols)
 
-    # first pass with the initial shapes; then generalize the dims that vary until stable
-    varying: list[set | None] = [set() for _ in range(n_carried)]   # None: rank varies
-    store = ctx.store if runs else _scratch(ctx.store)
-    shapes_in = init_shapes
-    for attempt in range(6):
+    def walk(store, shapes_in):
         _set_body_inputs(ctx, body, init, shapes_in)
         _walk(ctx, body, store)
         if store is not ctx.store:
             _reserve_names(ctx, store)
-        outs = [_out_info(ctx, v) for v in body.outputs]
-        changed = _update_varying(ctx, store, varying, shapes_in, outs[1:1 + n_carried])
-        if not changed:
-            break
-        store = _scratch(ctx.store)
-        shapes_in = [_generic(store, ctx, s, var, j) for j, (s, var) in enumerate(zip(init_shapes, varying))]
-    else:
-        return  # did not stabilize: outputs stay unknown (engine default)
+        return [_out_info(ctx, v) for v in body.outputs]
+
+    varying, outs, back = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[1:1 + n_carried])
     for j in range(n_carried):
         s, var = init_shapes[j], varying[j]
         if s is None or var is None:
@@ -195,7 +186,7 @@ def loop_rule(ctx):
             continue
         dims = []
         for k, d in enumerate(t.shape):
-            d = ctx.store.canon(d)
+            d = back(d)
             if _foreign(ctx, d, known):
                 d = ctx.unknown_dim(f"loop_scan{q}_d{k}")
             dims.append(d)
@@ -241,32 +232,84 @@ def _set_body_inputs(ctx, body, init, shapes):
         eng.values[body.inputs[2 + j]] = TensorInfo(s, t.dtype)
 
 
-def _update_varying(ctx, store, varying, shapes_in, outs) -> bool:
-    """Mark carried dims whose body output is not proven equal to the input; True if any new."""
-    changed = False
-    for j, (s, t) in enumerate(zip(shapes_in, outs)):
-        if varying[j] is None:
+def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
+    """Which carried dims vary across iterations, the body outputs to read scan
+    outputs from, and a map taking a body dim back to the caller's terms.
+
+    A body that certainly runs, walked from the main store, is first walked with the
+    initial shapes (its constraints are facts of the first iteration); if every carried
+    shape comes back unchanged, that walk describes every iteration.  Otherwise (and
+    always inside a fork, where nothing is a fact) the body is walked once more, in a
+    fork, with every carried dim a fresh symbol ``g``: a dim whose output is ``g``
+    itself, or a closed term equal to the initial dim, is invariant; any other varies.
+    One generic walk per loop keeps nested loops linear in their depth (a loop inside a
+    fork never walks twice)."""
+    st = ctx.store
+    n = len(init_shapes)
+    if runs and not st.is_fork:
+        outs = walk(st, init_shapes)
+        varying = _varying_first(ctx, st, init_shapes, carried_of(outs))
+        if not any(v is None or v for v in varying):
+            return varying, outs, st.canon
+    fork = _scratch(st)
+    prov = ctx.provenance("loop.data", "a dim of a loop-carried value in some iteration")
+    generic = [None if s is None else tuple(fork.new_data(f"{ctx.op_type.lower()}_iter{j}_d{k}", prov)
+                                            for k in range(len(s)))
+               for j, s in enumerate(init_shapes)]
+    outs = walk(fork, generic)
+    first = {gk: E.to_sympy(d0) for s, g in zip(init_shapes, generic) if s is not None
+             for gk, d0 in zip(g, s)}
+    varying: list = []
+    cand: dict = {}             # generic symbol -> the body's output for it (canonical, in the fork)
+    for j, (s, g, t) in enumerate(zip(init_shapes, generic, carried_of(outs))):
+        if s is None or t.shape is None or len(t.shape) != len(s):
+            varying.append(None)
             continue
+        var = set()
+        for k, (d0, gk, out) in enumerate(zip(s, g, t.shape)):
+            oc = fork.canon(out)
+            # the first iteration maps the initial dim to itself
+            at_first = oc if isinstance(oc, int) else fork.canon(E.norm(oc.xreplace(first)))
+            if at_first == fork.canon(d0):
+                cand[gk] = oc
+            else:
+                var.add(k)
+        varying.append(var)
+    # a dim stays invariant only if its output reads no varying dim: then, by induction,
+    # every iteration sees the initial dims on the invariant axes
+    fixed = set(cand)
+    changed = True
+    while changed:
+        changed = False
+        for gk in list(fixed):
+            if E.free_symbols(cand[gk]) & (set(first) - fixed):
+                fixed.discard(gk)
+                changed = True
+    for j, g in enumerate(generic):
+        if g is not None and varying[j] is not None:
+            varying[j] |= {k for k, gk in enumerate(g) if gk not in fixed}
+    back_map = {gk: first[gk] for gk in fixed}
+    del n
+
+    def back(d):
+        d = fork.canon(d)
+        if isinstance(d, int) or not back_map:
+            return st.canon(d)
+        return st.canon(E.norm(d.xreplace(back_map)))
+
+    return varying, outs, back
+
+
+def _varying_first(ctx, store, shapes_in, outs):
+    """Carried dims not proven equal to their input after the first iteration."""
+    varying: list = []
+    for s, t in zip(shapes_in, outs):
         if s is None or t.shape is None or len(s) != len(t.shape):
-            if s is not None:
-                varying[j] = None
-                changed = True
+            varying.append(None)
             continue
-        for k, (a, b) in enumerate(zip(s, t.shape)):
-            if k in varying[j]:
-                continue
-            if not (a == b or store.decide(eq(a, b)) is Verdict.PROVEN):
-                varying[j].add(k)
-                changed = True
-    return changed
-
-
-def _generic(store, ctx, s, var, j):
-    """Carried shape for a generic iteration: varying dims become fresh symbols (scratch store only)."""
-    if s is None or var is None:
-        return None
-    prov = ctx.provenance("loop.data", f"axis of loop-carried value {j} in some iteration")
-    return tuple(store.new_data(f"loop_iter{j}_d{k}", prov) if k in var else d for k, d in enumerate(s))
+        varying.append({k for k, (a, b) in enumerate(zip(s, t.shape))
+                        if not (a == b or store.decide(eq(a, b)) is Verdict.PROVEN)})
+    return varying
 
 
 def _trip_count(ctx, body, outs, m, cond0):
@@ -323,11 +366,9 @@ def scan_rule(ctx):
 
     init = [ctx.input(j) if ctx.has_input(j) else TensorInfo() for j in range(n)]
     init_shapes = [None if t.shape is None else tuple(ctx.store.canon(d) for d in t.shape) for t in init]
-    varying: list = [set() for _ in range(n)]
-    store = ctx.store if runs else _scratch(ctx.store)
-    shapes_in = init_shapes
     eng = ctx.engine
-    for _attempt in range(6):
+
+    def walk(store, shapes_in):
         for j, (t, s) in enumerate(zip(init, shapes_in)):
             eng.values[body.inputs[j]] = TensorInfo(s, t.dtype)
         for j in range(m):
@@ -335,13 +376,9 @@ def scan_rule(ctx):
         _walk(ctx, body, store)
         if store is not ctx.store:
             _reserve_names(ctx, store)
-        outs = [_out_info(ctx, v) for v in body.outputs]
-        if not _update_varying(ctx, store, varying, shapes_in, outs[:n]):
-            break
-        store = _scratch(ctx.store)
-        shapes_in = [_generic(store, ctx, s, var, j) for j, (s, var) in enumerate(zip(init_shapes, varying))]
-    else:
-        return  # did not stabilize: outputs stay unknown
+        return [_out_info(ctx, v) for v in body.outputs]
+
+    varying, outs, back = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[:n])
     for j in range(n):
         s, var = init_shapes[j], varying[j]
         if s is None or var is None:
@@ -355,7 +392,7 @@ def scan_rule(ctx):
             # after zero iterations there is no per-iteration shape to stack
             ctx.set_output(n + q, None, t.dtype)
             continue
-        dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, ctx.store.canon(d), known)
-                else ctx.store.canon(d) for k, d in enumerate(t.shape)]
+        dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, back(d), known)
+                else back(d) for k, d in enumerate(t.shape)]
         ax = norm_axis(ctx, out_axes[q], len(dims) + 1, "scan_output_axes")
         ctx.set_output(n + q, dims[:ax] + [length] + dims[ax:], t.dtype)
