@@ -215,8 +215,12 @@ class Context:
         walk's critical path, and a rule's output never rests on an answer that
         needs the whole constraint set.  A rule that can state its output exactly
         without deciding (``E.bcast``, ``Piecewise``, ``E.smax``) should do so;
-        ``Result`` resolves such terms with the solver after the walk."""
-        return self.store.decide(relation)
+        ``Result`` resolves such terms with the solver after the walk.
+
+        Questions that need Z3 are *optional*: they share the store's bounded
+        budget, and past it the answer is UNKNOWN (so a rule falls back to a data
+        symbol or a term it states exactly): sound, and linear in the graph."""
+        return self.store.decide(relation, optional=True)
 
     def proven(self, relation: Relation) -> bool:
         return self.decide(relation) is Verdict.PROVEN

@@ -42,6 +42,7 @@ def _norm_domain(domain: str) -> str:
 class Registry:
     def __init__(self, parent: "Registry | None" = None, *, builtin_parent: bool = True):
         self._rules: dict[tuple[str, str], list[tuple[int, Rule]]] = {}
+        self._hidden: set = set()
         self.parent = parent if parent is not None else (BUILTIN if builtin_parent and "BUILTIN" in globals()
                                                          else None)
         self._cache: dict = {}
@@ -58,6 +59,12 @@ class Registry:
             return fn
 
         return deco
+
+    def hide(self, domain: str, op_type: str) -> None:
+        """Make this layer answer "no rule" for an op, whatever its parents hold
+        (to see how a model fares without a rule, or to force the fallback)."""
+        self._hidden.add((_norm_domain(domain), op_type))
+        _GENERATION[0] += 1
 
     def unregister(self, domain: str, op_type: str) -> None:
         """Remove this layer's rules for an op (the parent's, if any, show through)."""
@@ -81,6 +88,8 @@ class Registry:
             return hit
         if len(self._cache) > 4096:
             self._cache.clear()
+        if key in self._hidden:
+            return None
         rule = self._own(key, opset)
         if rule is None and self.parent is not None:
             rule = self.parent.lookup(domain, op_type, opset)
@@ -97,6 +106,7 @@ class Registry:
     def copy(self) -> "Registry":
         new = Registry(self.parent)
         new._rules = {k: list(v) for k, v in self._rules.items()}
+        new._hidden = set(self._hidden)
         return new
 
 

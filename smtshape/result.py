@@ -93,6 +93,7 @@ class Result:
         self._shapes: dict = {}
         self._specs = None
         self._consistency = None
+        self._atom_picks: dict = {}
 
     @property
     def consistent(self) -> bool | None:
@@ -172,7 +173,7 @@ class Result:
                 return Dim(c, Exactness.EXACT)
         data = [s for s in leaves if (st.info(s) is None or st.info(s).kind != "input")]
         if not quiet and (st.has_residual_on(leaves) or data):
-            v = st.static_value(c)
+            v = st.static_value(c, optional=True)
             if v is not None:
                 return Dim(v, Exactness.EXACT)
         pairs = tuple((s, e) for s, e in defs.items() if s in self._reachable(c, defs))
@@ -228,12 +229,29 @@ class Result:
     def _upgrade(self, c):
         """Resolve Bcast / Min / Max atoms that the constraints decide."""
         st = self.store
+
+        def _opt(st, rel):
+            return st.decide(rel, optional=True)
         atoms = [a for a in sympy.preorder_traversal(c)
                  if isinstance(a, (E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise))]
         if not atoms:
             return c
         repl = {}
+        memo = self._atom_picks
         for a in atoms:
+            if a in memo:
+                if memo[a] is not None:
+                    repl[a] = memo[a]
+                continue
+            before = len(repl)
+            self._pick_atom(st, a, repl, _opt)
+            memo[a] = repl.get(a) if len(repl) > before else None
+        if not repl:
+            return c
+        return E.norm(c.xreplace(repl))
+
+    def _pick_atom(self, st, a, repl, _opt):
+        for _ in (0,):
             if isinstance(a, sympy.Piecewise):
                 pick = _decide_piecewise(st, a)
                 if pick is not None:
@@ -241,20 +259,17 @@ class Result:
                 continue
             if isinstance(a, E.Bcast):
                 x, y = a.args
-                if st.decide(eq(E.norm(x), E.norm(y))) is Verdict.PROVEN or \
-                        st.decide(eq(E.norm(y), 1)) is Verdict.PROVEN:
+                if _opt(st, eq(E.norm(x), E.norm(y))) is Verdict.PROVEN or \
+                        _opt(st, eq(E.norm(y), 1)) is Verdict.PROVEN:
                     repl[a] = x
-                elif st.decide(eq(E.norm(x), 1)) is Verdict.PROVEN:
+                elif _opt(st, eq(E.norm(x), 1)) is Verdict.PROVEN:
                     repl[a] = y
             elif len(a.args) == 2:
                 x, y = (E.norm(t) for t in a.args)
-                if st.decide(le(x, y)) is Verdict.PROVEN:
+                if _opt(st, le(x, y)) is Verdict.PROVEN:
                     repl[a] = a.args[0] if isinstance(a, sympy.Min) else a.args[1]
-                elif st.decide(ge(x, y)) is Verdict.PROVEN:
+                elif _opt(st, ge(x, y)) is Verdict.PROVEN:
                     repl[a] = a.args[1] if isinstance(a, sympy.Min) else a.args[0]
-        if not repl:
-            return c
-        return E.norm(c.xreplace(repl))
 
     def _upper_bound(self, c, data):
         st = self.store
@@ -362,6 +377,11 @@ class Result:
             nodes = self.engine.assumptions_used.get(d.split("(")[-1].rstrip(")"), [])
             extra = f"; relied on by {len(nodes)} node(s), e.g. '{nodes[0]}'" if nodes else "; not relied on"
             out.append(Diagnostic("assumption", f"domain assumption: {d}{extra}", severity="info"))
+        if self.store.optional_skipped:
+            out.append(Diagnostic("budget", f"{self.store.optional_skipped} optional solver question(s) "
+                                  "(simplifying exact broadcast / min / max terms, static values) were not asked: "
+                                  "the budget of solver checks for them was spent; those dims stay exact terms",
+                                  severity="info"))
         for c in self.store.undecided:
             out.append(Diagnostic("undecided", f"could not decide {c.relation} (set aside, not used as a fact): "
                                   f"{c.provenance.message}", c.provenance.node, c.provenance.op_type, "warning"))
@@ -545,7 +565,7 @@ def _decide_piecewise(st, pw):
         op = next((o for k, o in _SYMPY_REL.items() if isinstance(cond, k)), None)
         if op is None:
             return None
-        v = st.decide(Rel(op, E.norm(cond.lhs), E.norm(cond.rhs)))
+        v = st.decide(Rel(op, E.norm(cond.lhs), E.norm(cond.rhs)), optional=True)
         if v is Verdict.PROVEN:
             return val
         if v is not Verdict.REFUTED:

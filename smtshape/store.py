@@ -183,6 +183,11 @@ class Store:
         self._cache: dict = {}
         self.z3_checks = 0
         self.z3_unknowns = 0
+        # optional questions (upgrading exact Bcast / Min / Max / Piecewise terms, static
+        # values of dims that are exact already) share one deterministic budget of checks,
+        # so their cost stays bounded whatever the graph; past it, terms stay as they are
+        self.optional_budget = 2_000_000      # Z3 resource units (rlimit), deterministic: 100x the corpus maximum
+        self.optional_skipped = 0
 
     # ------------------------------------------------------------ symbols
     def fresh_name(self, hint: str) -> str:
@@ -251,6 +256,7 @@ class Store:
         new._fed_syms, new._fed_elims = set(), set()
         new._pending, new._pending_elims, new._models = [], [], []
         new._cache = {}
+        new.z3_checks = new.z3_unknowns = 0
         return new
 
     def adopt_names(self, fork: "Store"):
@@ -813,7 +819,34 @@ class Store:
         return self._core(cands + extra, relation)
 
     # ------------------------------------------------------------ queries
-    def decide(self, relation: Relation, use_z3: bool = True) -> Verdict:
+    def _add_domains(self, out: list):
+        """Domains of symbols a query mentions for the first time: a satisfiable extension
+        of the base.  Known models stay models unless a new bound excludes 0 (the value
+        a model gives a symbol it never saw)."""
+        if not out:
+            return
+        self._solver.add(*out)
+        self._base.extend(out)
+        if any(not (z3.is_ge(f) and z3.is_int_value(f.arg(1)) and f.arg(1).as_long() <= 0) for f in out):
+            self._models = []
+
+    def _rlimit_used(self) -> int:
+        if self._solver is None:
+            return 0
+        try:
+            return int(self._solver.statistics().get_key_value("rlimit count"))
+        except Exception:
+            return 0
+
+    def _spend(self, optional: bool) -> bool:
+        if not optional:
+            return True
+        if self.optional_budget <= 0:
+            self.optional_skipped += 1
+            return False
+        return True
+
+    def decide(self, relation: Relation, use_z3: bool = True, optional: bool = False) -> Verdict:
         """PROVEN / REFUTED / UNKNOWN for a relation under all constraints.
 
         Fast path and intervals first; then Z3 on a base known to be satisfiable
@@ -835,8 +868,12 @@ class Store:
                 return hit[0]          # entailment is monotone: PROVEN / REFUTED stay true
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
+        if not self._spend(optional):
+            return Verdict.UNKNOWN
+        spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return Verdict.UNKNOWN
+        spent0 = min(spent0, self._rlimit_used()) if optional else 0   # a rebuilt solver counts anew
         try:
             out: list = []
             f = self._terms.relation(cr)
@@ -844,10 +881,7 @@ class Store:
                 self._feed_symbol(s, out)
         except Untranslatable:
             return Verdict.UNKNOWN
-        if out:
-            self._solver.add(*out)
-            self._base.extend(out)
-            self._models = []
+        self._add_domains(out)
         can_prove = can_refute = True
         for m in self._models:
             val = m.eval(f, model_completion=True)
@@ -871,10 +905,12 @@ class Store:
                 self._models.append(self._solver.model())
         if len(self._models) > 8:
             del self._models[1:-4]
+        if optional:
+            self.optional_budget -= self._rlimit_used() - spent0
         self._cache[cr] = (verdict, self._epoch)
         return verdict
 
-    def static_value(self, e):
+    def static_value(self, e, optional: bool = False):
         """The int ``e`` must equal under the constraints, or None."""
         e = self.canon(e)
         if isinstance(e, int):
@@ -888,8 +924,12 @@ class Store:
         hit = self._cache.get(key)
         if hit is not None and (hit[0] is not None or (hit[1] == self._epoch and not self._pending)):
             return hit[0]
+        if not self._spend(optional):
+            return None
+        spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return None
+        spent0 = min(spent0, self._rlimit_used()) if optional else 0
         try:
             out: list = []
             t = self._terms.term(e)
@@ -897,10 +937,7 @@ class Store:
                 self._feed_symbol(s, out)
         except Untranslatable:
             return None
-        if out:
-            self._solver.add(*out)
-            self._base.extend(out)
-            self._models = []
+        self._add_domains(out)
         model = self._base_model()
         val = None
         if model is not None:
@@ -912,6 +949,8 @@ class Store:
                     val = cand.as_long()
                 elif r == z3.sat:
                     self._models.append(self._solver.model())
+        if optional:
+            self.optional_budget -= self._rlimit_used() - spent0
         self._cache[key] = (val, self._epoch)
         return val
 
