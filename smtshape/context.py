@@ -242,8 +242,28 @@ class Context:
         raise RuleError(message)
 
 
+def element_kind(v) -> str:
+    """What kind of element a value holds: ``"int"`` (a Python / numpy integer, or an
+    integer dim expression; a sympy Symbol is a Boolean subclass too, and is an int
+    here), ``"bool"`` (Python / numpy bool, a sympy condition) or ``"unknown"`` (None,
+    a float, anything else).  The one home of this question for value propagation."""
+    if v is None:
+        return "unknown"
+    if isinstance(v, (bool, np.bool_)):
+        return "bool"
+    if isinstance(v, (int, np.integer)):
+        return "int"
+    if isinstance(v, sympy.Expr):
+        if isinstance(v, sympy.Float) or v.is_integer is False or v.is_finite is False:
+            return "unknown"
+        return "int"
+    if isinstance(v, sympy.logic.boolalg.Boolean):
+        return "bool"
+    return "unknown"
+
+
 def _is_int_expr(v) -> bool:
-    return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
+    return element_kind(v) == "int"
 
 
 def const_info(tensor, dtype=None) -> TensorInfo:

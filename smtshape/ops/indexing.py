@@ -13,7 +13,8 @@ import onnx_ir as ir
 import sympy
 
 from .. import expr as E
-from ..constraints import any_of, eq, ge, le
+from ..constraints import all_of, any_of, eq, ge, le, lt
+from ..context import element_kind
 from ..printing import show
 from ..registry import register
 from .common import norm_axis, numel
@@ -38,7 +39,7 @@ def _scalar_input(ctx, i):
     Reads ``ctx.value`` first (Shape chains, int constants) and falls back to a
     constant of any dtype (float depth for OneHot)."""
     v = ctx.value(i)
-    if v is not None and len(v) == 1 and v[0] is not None and not isinstance(v[0], sympy.logic.boolalg.Boolean):
+    if v is not None and len(v) == 1 and element_kind(v[0]) == "int":
         return _int(v[0]) if _int(v[0]) is not None else v[0]
     c = ctx.const(i)
     if c is not None and c.size == 1:
@@ -61,6 +62,144 @@ def _same_rank(ctx, i, j, rule, what_i, what_j):
     return True
 
 
+# ---------------------------------------------------------------- index bounds
+# Index elements the analysis knows: a value (every element an int or a dim expression),
+# or the exact min / max of a tensor built from a Range by element-preserving ops.
+
+_INT_DTYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
+               ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8}
+# ops whose output holds exactly the elements of input 0 (when the output is non-empty)
+_SAME_ELEMENTS = {"Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Tile", "Transpose"}
+_MAX_ELEMENT_CHECKS = 64
+
+
+def _int_elem(v):
+    """An element as int / integer dim expression, else None (bools, floats, unknown)."""
+    return v if element_kind(v) == "int" else None
+
+
+def _info_scalar(ctx, v):
+    """The single int / expr element of graph value ``v`` (any producer), or None."""
+    if v is None:
+        return None
+    t = ctx.engine.info(v)
+    if t.value is not None and len(t.value) == 1:
+        x = _int_elem(t.value[0])
+        if x is not None:
+            return ctx.store.canon(_int(x) if _int(x) is not None else x)
+    if t.const is None and t.tensor is not None:
+        try:
+            t.const = t.tensor.numpy()
+        except Exception:
+            t.tensor = None
+    c = t.const
+    if c is not None and c.size == 1 and c.dtype.kind in "iu":
+        return int(c.reshape(-1)[0])
+    return None
+
+
+def element_range(ctx, v, depth: int = 0):
+    """(lo, hi): the exact minimum and maximum element of graph value ``v`` whenever
+    ``v`` is non-empty, or None when not known.  Follows Range (integer step) through
+    element-preserving ops (Unsqueeze, Reshape, Expand, Cast to an integer type, ...)
+    and shifts by a one-element Add / Sub operand."""
+    if v is None or depth > 16:
+        return None
+    t = ctx.engine.info(v)
+    if t.value is not None and t.value and len(t.value) <= MAX_ELEMENTS_FOR_RANGE:
+        xs = [_int(x) for x in t.value]
+        if all(x is not None for x in xs):
+            return (min(xs), max(xs))
+    node = v.producer()
+    if node is None or node.domain not in ("", "ai.onnx"):
+        return None
+    op = node.op_type
+    ins = node.inputs
+    if op == "Range" and len(ins) == 3:
+        start, limit, delta = (_info_scalar(ctx, x) for x in ins)
+        if None in (start, limit) or not isinstance(delta, int) or delta == 0:
+            return None
+        if delta == 1:
+            return (start, E.sub(limit, 1))
+        if delta > 0:
+            last = E.add(start, E.mul(E.sub(E.ceildiv(E.sub(limit, start), delta), 1), delta))
+            return (start, last)
+        last = E.sub(start, E.mul(E.sub(E.ceildiv(E.sub(start, limit), -delta), 1), -delta))
+        return (last, start)
+    if op in _SAME_ELEMENTS and ins and ins[0] is not None:
+        return element_range(ctx, ins[0], depth + 1)
+    if op == "Cast" and ins and ins[0] is not None:
+        a = node.attributes.get("to")
+        if a is None or ir.DataType(a.value) not in (ir.DataType.INT64, ir.DataType.INT32):
+            return None
+        src = ctx.engine.info(ins[0]).dtype
+        if src not in _INT_DTYPES:
+            return None
+        r = element_range(ctx, ins[0], depth + 1)
+        if r is None or (ir.DataType(a.value) == ir.DataType.INT32 and src not in (
+                ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8, ir.DataType.UINT16, ir.DataType.UINT8)):
+            return None      # a narrowing cast may wrap
+        return r
+    if op in ("Add", "Sub") and len(ins) == 2 and ins[0] is not None and ins[1] is not None:
+        for k in (0, 1):
+            if k == 1 and op == "Sub":
+                break
+            other = ins[1 - k]
+            c = _info_scalar(ctx, other)
+            if c is None:
+                continue
+            r = element_range(ctx, ins[k], depth + 1)
+            if r is None:
+                continue
+            if op == "Add":
+                return (E.add(r[0], c), E.add(r[1], c))
+            return (E.sub(r[0], c), E.sub(r[1], c))
+        return None
+    return None
+
+
+MAX_ELEMENTS_FOR_RANGE = 4096
+
+
+def index_bound(ctx, i: int, size, axis: int, rule: str, what: str = "index", negative: bool = True):
+    """Emit ``-size <= idx < size`` (``0 <= idx < size`` when ``negative`` is False) for
+    every element of input ``i`` the analysis knows.  A static violation is a conflict
+    naming the node, the index and the axis size.  Returns True when an element is
+    statically out of range."""
+    lo_ok = E.neg(size) if negative else 0
+    v = ctx.value(i)
+    rng = "[-size, size - 1]" if negative else "[0, size - 1]"
+    bad = False
+    if v is not None and all(_int_elem(x) is not None for x in v):
+        xs = [_int(x) if _int(x) is not None else x for x in v]
+        ints = [x for x in xs if isinstance(x, int)]
+        syms = list(dict.fromkeys(x for x in xs if not isinstance(x, int)))
+        checks = []
+        if ints:
+            checks += [min(ints), max(ints)] if min(ints) != max(ints) else [min(ints)]
+        checks += syms[:_MAX_ELEMENT_CHECKS]
+        for x in checks:
+            c = ctx.require(all_of(ge(x, lo_ok), lt(x, size)), rule,
+                            f"{what} {show(x)} must be within {rng} of axis {axis} "
+                            f"(size {show(size)}): [{show(lo_ok)}, {show(E.sub(size, 1))}]")
+            bad = bad or c.status == "conflict"
+        return bad
+    if i >= ctx.num_inputs or ctx.inputs[i] is None:
+        return False
+    r = element_range(ctx, ctx.inputs[i])
+    if r is None:
+        return False
+    lo, hi = (ctx.store.canon(x) for x in r)
+    shp = ctx.shape(i)
+    n = numel(shp) if shp is not None else None
+    rel = all_of(ge(lo, lo_ok), lt(hi, size))
+    if n is not None and n != 1 and not (isinstance(n, int) and n > 0):
+        rel = any_of(eq(n, 0), rel)
+    c = ctx.require(rel, rule, f"{what} values range over [{show(lo)}, {show(hi)}]; they must be within "
+                                f"{rng} of axis {axis} (size {show(size)})")
+    return c.status == "conflict"
+
+
 # ---------------------------------------------------------------- GatherElements
 @register("", "GatherElements", since_version=11)
 def gather_elements(ctx):
@@ -75,6 +214,8 @@ def gather_elements(ctx):
                 continue
             ctx.require(le(i, d), "gatherelements.dims",
                         f"indices axis {k} ({show(i)}) must not exceed data axis {k} ({show(d)})")
+    if ds is not None and axis < len(ds):
+        index_bound(ctx, 1, ds[axis], axis, "gatherelements.index_bound", "GatherElements index")
     ctx.set_output(0, ids, ctx.dtype(0))
 
 
@@ -103,7 +244,26 @@ def _gather_nd(ctx, batch_dims: int):
         return ctx.set_output(0, None, ctx.dtype(0))
     if m < 1 or b + m > len(ds):
         ctx.fail(f"indices last dim {m} must be in [1, data rank {len(ds)} - batch_dims {b}]")
+    _nd_index_bounds(ctx, ds, ids, b, m, "gathernd.index_bound")
     ctx.set_output(0, tuple(ids[:-1]) + tuple(ds[b + m:]), ctx.dtype(0))
+
+
+def _nd_index_bounds(ctx, ds, ids, b, m, rule):
+    """Each known index tuple's component k must lie in [-d, d - 1], d = data axis b + k."""
+    v = ctx.value(1)
+    if v is None or not isinstance(m, int) or m < 1 or b + m > len(ds) or len(v) % m:
+        return
+    for k in range(m):
+        col = v[k::m]
+        xs = [_int(x) if _int(x) is not None else x for x in col if element_kind(x) == "int"]
+        ints = [x for x in xs if isinstance(x, int)]
+        checks = sorted({min(ints), max(ints)}) if ints else []
+        checks += list(dict.fromkeys(x for x in xs if not isinstance(x, int)))[:_MAX_ELEMENT_CHECKS]
+        size = ds[b + k]
+        for x in checks:
+            ctx.require(all_of(ge(x, E.neg(size)), lt(x, size)), rule,
+                        f"{ctx.op_type} index component {k} ({show(x)}) must be within [-size, size - 1] "
+                        f"of data axis {b + k} (size {show(size)})")
 
 
 @register("", "GatherND", since_version=11)
@@ -146,6 +306,8 @@ def scatter_nd(ctx):
                         ctx.equal(u, w, "scatternd.updates_shape",
                                   f"updates axis {k} ({show(u)}) must equal {show(w)} "
                                   f"(indices.shape[:-1] + data.shape[{m}:])")
+            if m <= len(ds):
+                _nd_index_bounds(ctx, ds, ids, 0, m, "scatternd.index_bound")
     ctx.set_output(0, ds, ctx.dtype(0))
 
 
@@ -171,6 +333,8 @@ def _scatter_elements(ctx):
             if k != axis:
                 ctx.require(le(i, d), f"{rid}.dims",
                             f"indices axis {k} ({show(i)}) must not exceed data axis {k} ({show(d)})")
+    if ds is not None and axis < len(ds):
+        index_bound(ctx, 1, ds[axis], axis, f"{rid}.index_bound", f"{ctx.op_type} index")
     ctx.set_output(0, ds, ctx.dtype(0))
 
 

@@ -21,7 +21,7 @@ import sympy
 
 from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
-from ..context import INT_TYPES, MAX_VALUE_ELEMENTS
+from ..context import INT_TYPES, MAX_VALUE_ELEMENTS, element_kind
 from ..printing import show
 from ..context import const_info
 from ..registry import register
@@ -39,10 +39,8 @@ def _s(e) -> str:
 
 
 def _is_expr(v) -> bool:
-    """An int or a symbolic integer element (not None, not a bool)."""
-    if isinstance(v, bool) or v is None:
-        return False
-    return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
+    """An int or a symbolic integer element (not None, not a bool): context.element_kind."""
+    return element_kind(v) == "int"
 
 
 def _sign(ctx, e) -> str | None:
@@ -971,12 +969,11 @@ def gather(ctx):
     out = list(ds[:ax]) + list(isx) + list(ds[ax + 1:])
     value = None
     arr = _obj_array(ctx, 0)
+    from .indexing import index_bound
+    bad = index_bound(ctx, 1, ds[ax], ax, "gather.index_bound", "Gather index")
     ind = _ints_of(ctx, 1, "indices")
-    if ind is not None and isinstance(ds[ax], int):
+    if ind is not None and isinstance(ds[ax], int) and not bad:
         n = ds[ax]
-        bad = [i for i in ind if not -n <= i < n]
-        if bad:
-            ctx.fail(f"Gather index {bad[0]} is out of range for axis {ax} of size {n}")
         if arr is not None and all(isinstance(d, int) for d in isx):
             picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind], dtype=np.int64).reshape(isx),
                              axis=ax)

@@ -295,3 +295,93 @@ def test_nms_vs_ort(b, c, s, mo):
         assert E.evaluate(n.expr, env) == want[0]
     else:
         assert want[0] <= bound_at(n, env)
+
+
+# ---------------------------------------------------------------- index bounds (issue 7)
+def _graph(nodes, inputs, inits, outputs=("y",), opset=18):
+    from onnx import numpy_helper
+    g = helper.make_graph(nodes, "g", inputs,
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _position_model(rows, offset=0, expand=False):
+    """x[B, S] -> positions Range(0, S) (+ offset) -> Gather from a ``rows``-row table."""
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "one"], ["s"], axis=0),
+             helper.make_node("Range", ["zero", "s", "one"], ["pos"]),
+             helper.make_node("Unsqueeze", ["pos", "zero1"], ["upos"])]
+    last = "upos"
+    if expand:
+        nodes.append(helper.make_node("Expand", [last, "sh"], ["epos"]))
+        last = "epos"
+    if offset:
+        nodes.append(helper.make_node("Add", [last, "off"], ["apos"]))
+        last = "apos"
+    nodes.append(helper.make_node("Gather", ["table", last], ["y"], name="pos_gather", axis=0))
+    inits = {"zero": np.array(0, np.int64), "one": np.array(1, np.int64), "zero1": np.array([0], np.int64),
+             "off": np.array(offset, np.int64), "table": np.zeros((rows, 4), np.float32)}
+    return _graph(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"])], inits)
+
+
+@pytest.mark.parametrize("rows,offset,expand", [(128, 0, False), (130, 2, True), (16, 3, False)])
+def test_position_table_bound_vs_ort(rows, offset, expand):
+    from smtshape import analyze
+    from smtshape.testing import run_onnxruntime
+    m = _position_model(rows, offset, expand)
+    limit = rows - offset
+    if expand:   # the expanded positions are empty (nothing gathered) when B == 0
+        assert analyze(m).prove(f"B == 0 or S <= {limit}").name == "PROVEN"
+    res = analyze(m, assume=["B >= 1"])
+    assert res.consistent is True
+    assert res.prove(f"S <= {limit}").name == "PROVEN"
+    assert res.prove(f"S <= {limit - 1}").name != "PROVEN"
+    assert "gather.index_bound" in rule_ids(res)
+    run_onnxruntime(m, {"x": np.zeros((1, limit), np.float32)})           # runs at the bound
+    run_onnxruntime(m, {"x": np.zeros((1, 0), np.float32)})               # and with no positions
+    with pytest.raises(Exception):
+        run_onnxruntime(m, {"x": np.zeros((1, limit + 1), np.float32)})  # fails just past it
+
+
+def test_static_out_of_range_indices_are_conflicts():
+    cases = [("Gather", [ts("float", [5, 3]), np.array([0, 5], np.int64)], {}, "gather.index_bound"),
+             ("Gather", [ts("float", [5, 3]), np.array([-6], np.int64)], {}, "gather.index_bound"),
+             ("GatherElements", [ts("float", [2, 3]), np.array([[0, 3]], np.int64)], {"axis": 1},
+              "gatherelements.index_bound"),
+             ("GatherND", [ts("float", [5, 3]), np.array([[0, 3]], np.int64)], {}, "gathernd.index_bound"),
+             ("ScatterND", [ts("float", [5, 3]), np.array([[5]], np.int64), ts("float", [1, 3])], {},
+              "scatternd.index_bound"),
+             ("ScatterElements", [ts("float", [2, 3]), np.array([[-4]], np.int64), ts("float", [1, 1])],
+              {"axis": 1}, "scatterelements.index_bound")]
+    for op, ins, attrs, rule in cases:
+        res = infer_node(op, ins, attrs)
+        assert res.consistent is False, op
+        assert conflict_rules(res) == {rule}, op
+        text = res.conflicts[0].explain()
+        assert "node 'node'" in text and "size" in text, text
+        # onnxruntime refuses them too
+        feeds = {f"x{k}": np.zeros([1 if isinstance(d, str) else d for d in x.shape], np.float32)
+                 for k, x in enumerate(ins) if isinstance(x, ts)}
+        with pytest.raises(Exception):
+            run_ort(op, ins, attrs, feeds)
+
+
+def test_in_range_and_negative_indices_constrain_symbolic_sizes():
+    res = infer_node("Gather", [ts("float", ["N", 3]), np.array([0, -7], np.int64)])
+    assert res.consistent is True
+    assert res.prove("N >= 7").name == "PROVEN" and res.prove("N >= 8").name != "PROVEN"
+    res = infer_node("GatherND", [ts("float", [5, "M"]), np.array([[4, 2]], np.int64)])
+    assert res.prove("M >= 3").name == "PROVEN" and res.prove("M >= 4").name != "PROVEN"
+    # in-range negative indices run in onnxruntime
+    assert run_ort("Gather", [ts("float", ["N", 3]), np.array([0, -7], np.int64)], {},
+                   {"x0": np.zeros((7, 3), np.float32)}) == [(2, 3)]
+
+
+def test_onehot_out_of_range_indices_are_legal():
+    """OneHot maps indices outside [-depth, depth - 1] to all-off rows (spec and onnxruntime):
+    no index bound, no conflict."""
+    ins = [np.array([0, 7], np.int64), np.array(3, np.int64), np.array([0.0, 1.0], np.float32)]
+    res = infer_node("OneHot", ins)
+    assert res.consistent is True and exprs(res, "y0") == (2, 3)
+    assert run_ort("OneHot", ins) == [(2, 3)]

@@ -442,7 +442,8 @@ def test_gather_negative_index_and_out_of_range():
     res = analyze(m)
     assert exprs(res, "out") == ("C", "A")
     res = infer_node("Gather", [i64(1, 2, 3), np.array(3, I64)], {"axis": 0})
-    assert res.shape("y0") is None and any("out of range" in d.message for d in errors(res))
+    assert res.consistent is False          # a static out-of-range index is a conflict (issue 7)
+    assert {c.provenance.rule for cf in res.conflicts for c in cf.constraints} == {"gather.index_bound"}
 
 
 # ================================================================ Expand, Tile, Pad
