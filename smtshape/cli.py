@@ -8,6 +8,9 @@ Exit codes
     3   query: UNKNOWN; any command: internal error (a bug; please report it)
     4   check: undecided (no conflict found, but some constraints could not be
         decided; they are listed with their nodes)
+    5   infer / check --static: some dim is not a static integer under the
+        bindings (each such dim is listed with the symbols that block it and the
+        inputs or nodes that introduce them); a conflict (check) takes precedence
     130 interrupted
 
 Only argparse; nothing in here evaluates user text: relations go through
@@ -28,6 +31,7 @@ from .query import _parse_problem, parse_query
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 3, 130
 EXIT_UNDECIDED = 4
+EXIT_NOT_STATIC = 5
 POLICIES = ("skip", "refine", "strict", "override")
 REPORT_URL = "https://github.com/smtshape/smtshape/issues"
 
@@ -51,7 +55,15 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--constraints", action="append", default=[], metavar="FILE",
                    help="a constraint file: one relation per line, '#' comments (repeatable)")
     g.add_argument("--bind", action="append", default=[], metavar="NAME=INT",
-                   help="fix an input dim to a value, e.g. batch=1 (repeatable)")
+                   help="fix an input dim to a value, by dim name (batch=1) or by graph input "
+                        "and axis (input_ids:0=1) (repeatable)")
+    g.add_argument("--rules", action="append", default=[], metavar="MODULE",
+                   help="import a Python module that registers rules for custom ops (with "
+                        "smtshape.register or in a module-level smtshape.Registry) (repeatable); "
+                        "rules from the 'smtshape.rules' entry-point group are always loaded")
+    g.add_argument("--static", action="store_true",
+                   help="verifier mode: fail (exit 5) unless every dim of every value is a static "
+                        "integer under the bindings; lists what blocks each dim that is not")
     g.add_argument("--policy", choices=POLICIES, default="refine",
                    help="what to do with shape annotations already in the model (default: refine)")
     g.add_argument("--inputs-positive", action="store_true",
@@ -61,14 +73,31 @@ def build_parser() -> argparse.ArgumentParser:
     o = common.add_argument_group("output options")
     o.add_argument("-o", "--output", metavar="OUT",
                    help="write the model annotated with the inferred shapes to OUT (never the input file)")
-    o.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+    o.add_argument("--json", action="store_true",
+                   help="print one JSON document instead of text (schema: smtshape/schema/result-v1.json)")
     o.add_argument("--smtlib", metavar="FILE",
-                   help="write the constraint set as SMT-LIB2 to FILE ('-' for stdout)")
+                   help="write the constraint set as SMT-LIB2 to FILE ('-': stdout, then nothing "
+                        "else is printed there; not with --json or query)")
+    o.add_argument("--findings", action="store_true",
+                   help="print the summary and the findings only, without the table of values")
+    o.add_argument("--filter", action="append", default=[], metavar="PATTERN",
+                   help="show only the values whose name matches the glob PATTERN (repeatable)")
+    o.add_argument("--no-progress", action="store_true",
+                   help="never show the progress bar (it is shown on stderr, when stderr is a "
+                        "terminal, for work longer than about a second)")
+    x = common.add_argument_group("external data (with -o)")
+    x.add_argument("--save-as-external-data", action="store_true",
+                   help="write the tensors of the annotated model as external data next to OUT")
+    x.add_argument("--external-data-location", metavar="NAME",
+                   help="file name of the external data, relative to OUT's folder (default: OUT's name + '.data')")
+    x.add_argument("--external-data-size-threshold", type=int, default=1024, metavar="BYTES",
+                   help="tensors smaller than this stay inside the model (default: 1024)")
 
     p = _Parser(prog="smtshape",
                 description="Symbolic shape analysis of ONNX models with an SMT (Z3) backend.",
                 epilog="exit codes: 0 ok / consistent / PROVEN, 1 conflict / REFUTED, "
-                       "2 bad input, 3 UNKNOWN or internal error, 130 interrupted")
+                       "2 bad input, 3 UNKNOWN or internal error, 4 undecided (check), "
+                       "5 not static (--static), 130 interrupted")
     p.add_argument("--version", action="version", version=f"smtshape {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -90,26 +119,78 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 _BIND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", re.S)
+_AXIS_BIND_RE = re.compile(r"^\s*(.+?):\s*([+-]?[0-9]{1,9})\s*=\s*(.*?)\s*$", re.S)
 _INT_RE = re.compile(r"^[+-]?[0-9]{1,30}$")
 
 
 def parse_binds(items) -> dict:
+    """{dim name: int} and {(input name, axis): int} from ``--bind`` texts (the
+    second kind keyed by tuples)."""
     out: dict = {}
     for item in items:
         m = _BIND_RE.match(item)
-        if not m:
-            raise BadInput(f"--bind {item!r}: expected NAME=INT with NAME an input dim name "
-                           "(for example --bind batch=1)")
-        name, text = m.group(1), m.group(2)
+        key = None
+        if m:
+            key, text = m.group(1), m.group(2)
+        else:
+            m = _AXIS_BIND_RE.match(item)
+            if m:
+                key, text = (m.group(1), int(m.group(2))), m.group(3)
+        if key is None:
+            raise BadInput(f"--bind {item!r}: expected NAME=INT with NAME an input dim name, or "
+                           "INPUT:AXIS=INT (for example --bind batch=1 or --bind input_ids:0=1)")
         if not _INT_RE.match(text):
             raise BadInput(f"--bind {item!r}: the value {text!r} is not an integer "
-                           "(expected NAME=INT, for example --bind batch=1)")
+                           "(expected NAME=INT or INPUT:AXIS=INT, for example --bind batch=1)")
         val = int(text)
         if val < 0:
             raise BadInput(f"--bind {item!r}: the value must be a non-negative integer")
-        if name in out and out[name] != val:
-            raise BadInput(f"--bind {name} is given twice with different values ({out[name]} and {val})")
-        out[name] = val
+        shown = key if isinstance(key, str) else f"{key[0]}:{key[1]}"
+        if key in out and out[key] != val:
+            raise BadInput(f"--bind {shown} is given twice with different values ({out[key]} and {val})")
+        out[key] = val
+    return out
+
+
+def resolve_axis_binds(model, binds: dict) -> dict:
+    """Turn ``(input name, axis)`` keys into the input dim names smtshape gives
+    those axes (the dim_param, or a generated name for an anonymous dim)."""
+    axis_keys = [k for k in binds if isinstance(k, tuple)]
+    if not axis_keys:
+        return dict(binds)
+    from .engine import Engine, ensure_ops_loaded, load_model
+    from .store import Domain, Store
+    ensure_ops_loaded()
+    m = load_model(model)
+    scratch = Engine(m, Store(Domain()))
+    scratch.declare_inputs(m.graph)
+    ranks = {}
+    for v in m.graph.inputs:
+        ranks[v.name] = None if v.shape is None else list(v.shape)
+    out = {k: v for k, v in binds.items() if isinstance(k, str)}
+    for key in axis_keys:
+        name, axis = key
+        val = binds[key]
+        if name not in ranks or name in m.graph.initializers:
+            raise BadInput(f"--bind {name}:{axis}={val}: the model has no graph input named '{name}' "
+                           f"(inputs: {', '.join(repr(n) for n in ranks if n not in m.graph.initializers) or 'none'})")
+        dims = ranks[name]
+        if dims is None:
+            raise BadInput(f"--bind {name}:{axis}={val}: graph input '{name}' has no shape (rank unknown)")
+        if not -len(dims) <= axis < len(dims):
+            raise BadInput(f"--bind {name}:{axis}={val}: graph input '{name}' has rank {len(dims)}; "
+                           f"axis {axis} is out of range")
+        axis %= len(dims)
+        if isinstance(dims[axis], int):
+            if dims[axis] != val:
+                raise BadInput(f"--bind {name}:{axis}={val}: axis {axis} of graph input '{name}' is "
+                               f"declared static with size {dims[axis]}")
+            continue
+        sym = scratch.input_dims[(name, axis)].name
+        if sym in out and out[sym] != val:
+            raise BadInput(f"--bind {name}:{axis}={val}: that axis is the input dim '{sym}', "
+                           f"already bound to {out[sym]}")
+        out[sym] = val
     return out
 
 
@@ -123,162 +204,10 @@ def check_assumptions(texts) -> None:
             raise BadInput(f"bad --assume expression {text!r}: {_parse_problem(e)}") from None
 
 
-# ------------------------------------------------------------------ printing
+# ------------------------------------------------------------------ printing (see report.py)
 
-def _clean(s) -> str:
-    """Text from the model is untrusted: no control characters on the terminal."""
-    s = str(s)
-    if s.isprintable():
-        return s
-    return "".join(ch if ch.isprintable() or ch in "\n" else repr(ch)[1:-1] for ch in s)
-
-
-def _one_line(s) -> str:
-    return _clean(s).replace("\n", "\\n")
-
-
-def _dtype(dt) -> str:
-    if dt is None:
-        return "?"
-    try:
-        return dt.name.lower()
-    except Exception:
-        return str(dt)
-
-
-def _shape_text(shape) -> str:
-    if shape is None:
-        return "? (rank unknown)"
-    return "(" + ", ".join(str(d) for d in shape) + ")"
-
-
-def _indent(text: str, pad: str = "  ") -> str:
-    return "\n".join(pad + line for line in text.split("\n"))
-
-
-def _node_index(result) -> dict:
-    out = {}
-    try:
-        graph = result.model.graph
-        for i, node in enumerate(graph):
-            out.setdefault(node.name or f"{node.op_type}_{i}", node)
-    except Exception:
-        pass
-    return out
-
-
-def _values_line(result, node) -> str:
-    parts = []
-    for label, vals in (("inputs", node.inputs), ("outputs", node.outputs)):
-        items = []
-        for v in vals:
-            if v is None or not v.name:
-                continue
-            try:
-                s = _shape_text(result.shape(v.name))
-            except KeyError:
-                s = "?"
-            items.append(f"'{_one_line(v.name)}' {s}")
-        if items:
-            parts.append(f"{label} " + ", ".join(items))
-    return "; ".join(parts)
-
-
-def explain_conflict(result, c, nodes_by_name=None) -> str:
-    """Conflict.explain() plus the values at the nodes involved and a suggested fix."""
-    if nodes_by_name is None:
-        nodes_by_name = _node_index(result)
-    lines = [_clean(c.explain())]
-    for k, v in (getattr(c, "values", None) or {}).items():
-        lines.append(f"  value {_one_line(k)} = {_one_line(v)}")
-    for name in c.nodes:
-        node = nodes_by_name.get(name)
-        if node is not None:
-            vl = _values_line(result, node)
-            if vl:
-                lines.append(f"  at {node.op_type} node '{_one_line(name)}': {vl}")
-    lines.append("  fix: " + suggest_fix(c))
-    return "\n".join(lines)
-
-
-def suggest_fix(c) -> str:
-    nodes, assumptions, binds, annotations = [], [], [], False
-    for k in c.constraints:
-        p = k.provenance
-        if k.kind == "assumption" or p.op_type == "assumption":
-            if p.rule == "bind":
-                r = k.relation
-                binds.append(f"--bind {r.lhs}={r.rhs}" if getattr(r, "op", "") == "==" else p.message)
-            else:
-                assumptions.append(p.message)
-        elif k.kind == "annotation" or p.op_type == "annotation" or p.rule.startswith("annotation"):
-            annotations = True
-        elif p.node:
-            tag = f"'{_one_line(p.node)}' ({p.op_type})"
-            if tag not in nodes:
-                nodes.append(tag)
-    parts = []
-    if nodes:
-        parts.append(f"check the shapes feeding {'this node' if len(nodes) == 1 else 'these nodes'}: "
-                     + ", ".join(nodes))
-    if annotations or (not c.constraints and "annotation" in (c.relation + c.detail)):
-        parts.append("correct the shape annotation (value_info) or run with --policy skip")
-    if assumptions:
-        parts.append("remove the assumption " + " / ".join(repr(_one_line(a)) for a in assumptions))
-    if binds:
-        parts.append("change the binding " + " / ".join(_one_line(b) for b in binds))
-    if not parts:
-        parts.append("check the shapes the model declares for its inputs and outputs")
-    return ", or ".join(parts)
-
-
-def _diags(result, *kinds):
-    return [d for d in result.diagnostics if d.kind in kinds]
-
-
-def render_table(result, model_path: str, binds: dict) -> str:
-    lines = [f"model: {_one_line(model_path)}", ""]
-    rows = []
-    for name in result.value_names:
-        rows.append((_one_line(name), _shape_text(result.shape(name)), _dtype(result.dtype(name))))
-    hdr = ("value", "shape", "dtype")
-    w0 = max([len(hdr[0])] + [len(r[0]) for r in rows])
-    w1 = max([len(hdr[1])] + [len(r[1]) for r in rows])
-    lines.append(f"{hdr[0].ljust(w0)}  {hdr[1].ljust(w1)}  {hdr[2]}")
-    for r in rows:
-        lines.append(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2]}")
-
-    inputs = result.store.input_symbols()
-    lines += ["", "input dims:" + ("" if inputs else " none")]
-    for i in inputs:
-        lines.append(f"  {_one_line(i.name)}: {_one_line(i.origin.message)}")
-
-    def section(title, items):
-        if not items:
-            lines.append(f"{title}: none")
-            return
-        lines.append(f"{title}:")
-        for it in items:
-            lines.append(_indent(it))
-
-    lines.append("")
-    nodes = _node_index(result)
-    section("conflicts", [explain_conflict(result, c, nodes) for c in result.conflicts])
-    section("specializations", [_clean(f"the model forces {s}") for s in result.specializations])
-    assumed = [f"bind: {_one_line(k)} = {v}" for k, v in binds.items()]
-    assumed += [_one_line(d.message) for d in _diags(result, "assumption")]
-    section("assumptions in force", assumed)
-    section("annotation findings", [_fmt_diag(d) for d in _diags(result, "annotation")])
-    section("ops with no rule", [_fmt_diag(d) for d in _diags(result, "no_rule")])
-    other = _diags(result, "rule_error", "warning", "undecided")
-    if other:
-        section("warnings", [_fmt_diag(d) for d in other])
-    return "\n".join(lines)
-
-
-def _fmt_diag(d) -> str:
-    where = f"{d.op_type} node '{d.node}': " if d.node else ""
-    return _one_line(where + d.message)
+from .report import clean as _clean, diags as _diags, explain_conflict, fmt_diag as _fmt_diag  # noqa: E402,F401
+from .report import node_index as _node_index, one_line as _one_line, suggest_fix  # noqa: E402,F401
 
 
 # ------------------------------------------------------------------ writing files
@@ -295,7 +224,9 @@ def _write_outputs(result, args) -> None:
     half report); ``--smtlib -`` is printed later by :func:`_print_smtlib`."""
     if args.output:
         try:
-            result.save(args.output)
+            result.save(args.output, save_as_external_data=args.save_as_external_data,
+                        external_data_location=args.external_data_location,
+                        size_threshold=args.external_data_size_threshold)
         except OSError as e:
             raise BadInput(f"cannot write the annotated model to {args.output!r}: "
                            f"{e.strerror or e}") from None
@@ -312,12 +243,106 @@ def _print_smtlib(result, args, out) -> None:
         out.write(text if text.endswith("\n") else text + "\n")
 
 
+# ------------------------------------------------------------------ rules for custom ops
+
+RULES_GROUP = "smtshape.rules"
+
+
+def _import_rules_module(spec: str):
+    import importlib
+    import importlib.util
+    if spec.endswith(".py") or os.sep in spec or (os.altsep and os.altsep in spec):
+        if not os.path.isfile(spec):
+            raise BadInput(f"--rules {spec!r}: no such file")
+        name = "smtshape_user_rules_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(spec))[0])
+        mspec = importlib.util.spec_from_file_location(name, spec)
+        mod = importlib.util.module_from_spec(mspec)
+        sys.modules[name] = mod
+        mspec.loader.exec_module(mod)
+        return mod
+    return importlib.import_module(spec)
+
+
+def load_rules(modules=(), entry_points: bool = True):
+    """The registry for a run: ``smtshape.register``'s default layer, under the
+    rules of every entry point of the ``smtshape.rules`` group and every
+    ``--rules`` module (later ones take precedence).  An entry point or module
+    may register with ``smtshape.register`` when imported, hold module-level
+    ``smtshape.Registry`` objects, or be (or hold) a callable returning one."""
+    from types import ModuleType
+    from . import registry as R
+    objs = []
+    if entry_points:
+        from importlib.metadata import entry_points as _eps
+        for ep in _eps(group=RULES_GROUP):
+            try:
+                objs.append(ep.load())
+            except Exception as e:
+                raise BadInput(f"cannot load rules from the entry point {ep.name!r} ({ep.value}) of "
+                               f"{RULES_GROUP!r}: {type(e).__name__}: {_one_line(e)}") from None
+    for spec in modules:
+        try:
+            objs.append(_import_rules_module(spec))
+        except BadInput:
+            raise
+        except Exception as e:
+            raise BadInput(f"--rules {spec!r}: cannot import it: {type(e).__name__}: {_one_line(e)}") from None
+    layers = []
+    for obj in objs:
+        if isinstance(obj, ModuleType):
+            layers += [v for v in vars(obj).values() if isinstance(v, R.Registry)
+                       and v is not R.DEFAULT and v is not R.BUILTIN]
+        elif isinstance(obj, R.Registry):
+            layers.append(obj)
+        elif callable(obj):
+            got = obj()
+            if isinstance(got, R.Registry):
+                layers.append(got)
+    base = R.DEFAULT
+    for layer in layers:
+        top = layer.copy()
+        top.parent = base
+        base = top
+    return base
+
+
+class _CountingRules:
+    """A registry in front of another that counts rule lookups (one per node run):
+    the progress bar's measure of the walk."""
+
+    def __init__(self, inner, tick):
+        self._inner, self._tick = inner, tick
+
+    def lookup(self, domain, op_type, opset):
+        self._tick()
+        return self._inner.lookup(domain, op_type, opset)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def _count_nodes(graph) -> int:
+    n = 0
+    for node in graph:
+        n += 1
+        for attr in node.attributes.values():
+            g = getattr(attr, "value", None)
+            if attr.type.name == "GRAPH" and g is not None:
+                n += _count_nodes(g)
+            elif attr.type.name == "GRAPHS" and g is not None:
+                n += sum(_count_nodes(x) for x in g)
+    return n
+
+
 # ------------------------------------------------------------------ commands
 
-def _analyze(args):
+def _analyze(args, progress=None):
     from .api import analyze
 
     model = args.model
+    if args.smtlib == "-" and (args.json or args.command == "query"):
+        raise BadInput("--smtlib - would mix SMT-LIB with the " + ("JSON" if args.json else "verdict")
+                       + " on stdout; give --smtlib a file name")
     for flag, out in (("-o", args.output), ("--smtlib", args.smtlib)):
         if out and out != "-" and _same_file(model, out):
             raise BadInput(f"{flag} {out!r} is the input model; refusing to overwrite it "
@@ -330,34 +355,84 @@ def _analyze(args):
         parent = os.path.dirname(os.path.abspath(out))
         if not os.path.isdir(parent):
             raise BadInput(f"cannot write {out!r} ({flag}): the directory {parent!r} does not exist")
-    binds = parse_binds(args.bind)
+    if (args.save_as_external_data or args.external_data_location) and not args.output:
+        raise BadInput("--save-as-external-data / --external-data-location need -o OUT")
+    if args.external_data_location and (os.path.isabs(args.external_data_location)
+                                        or ".." in args.external_data_location.replace("\\", "/").split("/")):
+        raise BadInput("--external-data-location must be a file name relative to OUT's folder")
+    if args.external_data_size_threshold < 0:
+        raise BadInput("--external-data-size-threshold must be a non-negative number of bytes")
+    binds = resolve_axis_binds(model, parse_binds(args.bind))
     check_assumptions(args.assume)
+    rules = load_rules(args.rules)
+    if progress is not None and progress.enabled:
+        try:
+            from .engine import load_model
+            total = _count_nodes(load_model(model).graph)
+        except Exception:
+            total = 0
+        rules = _CountingRules(rules, progress.phase("walking the graph", total))
     result = analyze(model, assume=list(args.assume), bind=binds, policy=args.policy,
                      constraints=list(args.constraints) or None,
-                     inputs_positive=args.inputs_positive, no_broadcast_one=args.no_broadcast_one)
+                     inputs_positive=args.inputs_positive, no_broadcast_one=args.no_broadcast_one,
+                     rules=rules)
+    if progress is not None:
+        progress.done()
     return result, binds
 
 
+def _progress(args, err=None):
+    from .report import Progress
+    err = err or sys.stderr
+    enabled = not args.no_progress and not os.environ.get("SMTSHAPE_NO_PROGRESS")
+    try:
+        enabled = enabled and err.isatty()
+    except Exception:
+        enabled = False
+    return Progress(enabled, stream=err)
+
+
 def cmd_infer(args, out) -> int:
-    result, binds = _analyze(args)
-    _write_outputs(result, args)
-    if args.json:
-        out.write(json.dumps(result.to_json(), indent=2) + "\n")
-    else:
-        out.write(render_table(result, args.model, binds) + "\n")
+    from .report import Style, render, static_lines, static_report, use_color
+    with _progress(args) as progress:
+        result, binds = _analyze(args, progress)
+        _write_outputs(result, args)
+        static = static_report(result) if args.static else None
+        if args.json:
+            data = result.to_json()
+            if static is not None:
+                data["static"] = static
+            text = json.dumps(data, indent=2) + "\n"
+        elif args.smtlib == "-":
+            text = ""
+        else:
+            color = use_color(out)
+            text = render(result, args.model, binds, findings_only=args.findings,
+                          patterns=args.filter, color=color, progress=progress)
+            if static is not None:
+                text += "\n\n" + "\n".join(static_lines(static, Style(color)))
+            text += "\n"
+    out.write(text)
     _print_smtlib(result, args, out)
+    if static is not None and not static["static"]:
+        return EXIT_NOT_STATIC
     return EXIT_OK
 
 
 def cmd_check(args, out) -> int:
-    result, binds = _analyze(args)
+    from .report import Style, static_lines, static_report, use_color
+    with _progress(args) as progress:
+        result, binds = _analyze(args, progress)
     _write_outputs(result, args)
     conflicts = result.conflicts
+    static = static_report(result) if args.static else None
     if args.json:
         data = result.to_json()
         data["check"] = {False: "conflict", None: "undecided"}.get(result.consistent, "consistent")
+        if static is not None:
+            data["static"] = static
         out.write(json.dumps(data, indent=2) + "\n")
-    else:
+    elif args.smtlib != "-":
         nodes = _node_index(result)
         path = _one_line(args.model)
         if conflicts:
@@ -386,9 +461,13 @@ def cmd_check(args, out) -> int:
             out.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
         for d in _diags(result, "annotation", "rule_error"):
             out.write(f"warning: {_fmt_diag(d)}\n")
+        if static is not None:
+            out.write("\n".join(static_lines(static, Style(use_color(out)))) + "\n")
     _print_smtlib(result, args, out)
     if conflicts:
         return EXIT_FAIL
+    if static is not None and not static["static"]:
+        return EXIT_NOT_STATIC
     return EXIT_UNDECIDED if result.consistent is None else EXIT_OK
 
 

@@ -12,69 +12,12 @@ from . import expr as E
 from .constraints import Conflict, Relation, eq, ge, le
 from .dim import Dim, Exactness
 from .errors import BadInput
+from .findings import Specialization, Specializations  # noqa: F401  (re-exported)
+from .findings import specializations as _specializations
 from .fileio import write_atomic
 from .perf import paused_gc
 from .printing import show
 from .store import Verdict
-
-
-@dataclass
-class Specialization:
-    """A relation the model forces on its input dims, and the nodes that force it."""
-
-    symbol: str
-    relation: str
-    value: int | None = None
-    nodes: list = field(default_factory=list)
-    constraints: list = field(default_factory=list)
-
-    @property
-    def assumptions(self) -> list[str]:
-        """Assumptions (user's or domain) that the relation also rests on."""
-        out = []
-        for c in self.constraints:
-            if c.kind == "assumption":
-                out.append(c.provenance.message)
-            elif c.provenance.rule.endswith(".assume_not_one"):
-                out.append("symbolic dims are never 1 when broadcasting (no_broadcast_one)")
-        return list(dict.fromkeys(out))
-
-    def __eq__(self, other):
-        if isinstance(other, int) and not isinstance(other, bool):
-            return self.value == other          # specializations["seq"] == 196
-        if isinstance(other, Specialization):
-            return (self.symbol, self.relation, self.value, self.nodes) == \
-                (other.symbol, other.relation, other.value, other.nodes)
-        return NotImplemented
-
-    __hash__ = None
-
-    def __str__(self) -> str:
-        where = ", ".join(f"'{n}'" for n in self.nodes) or "the model"
-        extra = f"; under the assumptions: {'; '.join(self.assumptions)}" if self.assumptions else ""
-        return f"{self.relation}  (forced by {where}{extra})"
-
-
-class Specializations(list):
-    """The list of specializations, also indexed by input dim name:
-    ``specs["seq"].value == 196``, ``"seq" in specs``, ``specs.as_dict()``."""
-
-    def __getitem__(self, key):
-        if isinstance(key, str):
-            for s in self:
-                if s.symbol == key:
-                    return s
-            raise KeyError(key)
-        return super().__getitem__(key)
-
-    def __contains__(self, key):
-        if isinstance(key, str):
-            return any(s.symbol == key for s in self)
-        return super().__contains__(key)
-
-    def as_dict(self) -> dict:
-        """{dim name: pinned int, or the relation text for a bound}."""
-        return {s.symbol: s.value if s.value is not None else s.relation for s in self}
 
 
 class Result:
@@ -360,7 +303,7 @@ class Result:
     @property
     def specializations(self) -> "Specializations":
         if self._specs is None:
-            self._specs = Specializations(_specializations(self.store))
+            self._specs = Specializations(_specializations(self.store))   # smtshape/findings.py
         return self._specs
 
     @property
@@ -418,12 +361,20 @@ class Result:
                             for c in self.store.constraints if c.status != "trivial"],
         }
 
-    def save(self, path, overwrite_input: bool = False):
+    def save(self, path, overwrite_input: bool = False, *, save_as_external_data: bool = False,
+             external_data_location: str | None = None, size_threshold: int = 1024):
         """Write the model with inferred shapes as value_info (atomically).
 
         EXACT symbolic dims become ``dim_param`` expressions in smtshape's
         expression language (``smtshape.parse.parse_expr`` reads them back);
         UPPER_BOUND and UNKNOWN dims are left without value or name.
+
+        External data: when the input model keeps tensors in external files (or
+        ``save_as_external_data``), the tensors of at least ``size_threshold``
+        bytes are written to ``external_data_location`` (a file name relative to
+        the output's folder; default: the output's file name + ``.data``) and
+        the others inline, so the output loads from any folder.  The input model
+        and its data files are never written to.
         """
         path = os.fspath(path)
         src = getattr(self, "source_path", None)
@@ -433,8 +384,9 @@ class Result:
         g = proto.graph
         graph_io = {v.name for v in g.input} | {v.name for v in g.output}
         del g.value_info[:]
+        inits = {i.name for i in g.initializer}
         for name in self._by_name:
-            if name in {i.name for i in g.initializer}:
+            if name in inits:
                 continue
             vi = self._value_info(name)
             if vi is None:
@@ -446,7 +398,20 @@ class Result:
             vi = self._value_info(o.name)
             if vi is not None and vi.type.tensor_type.HasField("shape"):
                 o.type.tensor_type.shape.CopyFrom(vi.type.tensor_type.shape)
-        write_atomic(path, proto.SerializeToString())
+        tensors = list(_all_initializers(proto.graph))
+        external = [t for t in tensors if t.data_location == onnx.TensorProto.EXTERNAL]
+        if not external and not save_as_external_data:
+            write_atomic(path, proto.SerializeToString())
+            return
+        base = os.path.dirname(os.path.abspath(src)) if src else os.getcwd()
+        sources = _inline_external(external, base)
+        location = external_data_location or (os.path.basename(path) + ".data")
+        data_path = os.path.join(os.path.dirname(os.path.abspath(path)), location)
+        for f in sources | ({os.path.abspath(src)} if src else set()):
+            if os.path.exists(data_path) and os.path.exists(f) and os.path.samefile(f, data_path):
+                raise BadInput(f"the external data file {data_path} belongs to the input model; "
+                               "choose another --external-data-location or output folder")
+        _write_external(proto, tensors, path, data_path, location, size_threshold)
 
     def _value_info(self, name):
         v, t = self._lookup(name)
@@ -483,63 +448,6 @@ class Result:
             rows.append((name, txt))
         w = max((len(r[0]) for r in rows), default=4)
         return "\n".join(f"{n.ljust(w)}  {t}" for n, t in rows)
-
-
-def _specializations(store) -> list[Specialization]:
-    out = []
-    for info in store.input_symbols():
-        s = info.symbol
-        if s in store.subst:
-            ids = store.reasons.get(s, frozenset())
-            cs = [store.constraints[i] for i in sorted(ids)]
-            if not cs or all(c.kind == "assumption" for c in cs):
-                continue
-            val = store.subst[s]
-            nodes = _nodes(cs)
-            out.append(Specialization(s.name, f"{s.name} == {show(val)}",
-                                      val if isinstance(val, int) else None, nodes, cs))
-            continue
-        # bounds implied by residual constraints that mention s
-        cone = [c for c in store.constraints
-                if c.status == "residual" and c.kind != "assumption" and s in store.canon_rel(c.relation).symbols()]
-        if not cone:
-            continue
-        consts = set()
-        for c in cone:
-            for a in sympy.preorder_traversal(_as_sympy(store.canon_rel(c.relation))):
-                if isinstance(a, sympy.Integer) and int(a) > 1:
-                    consts.add(int(a))
-        for k in sorted(consts):
-            if store.decide(le(s, k)) is Verdict.PROVEN:
-                if _assumptions_alone_imply(store, le(s, k)):
-                    break
-                core = store.explain_entailment(le(s, k), cone) or cone
-                out.append(Specialization(s.name, f"{s.name} <= {k}", None, _nodes(core), core))
-                break
-    return out
-
-
-def _assumptions_alone_imply(store, rel) -> bool:
-    """Is ``rel`` already implied by the user's own assumptions (then it is no finding)?"""
-    import z3
-    from .z3bridge import Untranslatable, Z3Terms
-    terms = Z3Terms()
-    s = z3.Solver()
-    s.set("rlimit", store.rlimit)
-    syms = set(rel.symbols())
-    for c in store.constraints:
-        if c.kind == "assumption" and c.status != "conflict":
-            try:
-                s.add(terms.formula(c.relation))
-            except Untranslatable:
-                continue
-            syms |= c.relation.symbols()
-    for x in syms:
-        s.add(terms.var(x.name) >= 0)
-    try:
-        return s.check(z3.Not(terms.formula(rel))) == z3.unsat
-    except Untranslatable:
-        return False
 
 
 def _reparseable(e) -> str | None:
@@ -590,3 +498,79 @@ def _as_sympy(rel):
     if isinstance(rel, Not):
         return _as_sympy(rel.arg)
     return sympy.Tuple()
+
+
+# ------------------------------------------------------------------ external data (Result.save)
+
+def _all_initializers(graph):
+    """Every initializer TensorProto of a graph and of its subgraphs."""
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_initializers(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    yield from _all_initializers(sub)
+
+
+def _inline_external(tensors, base: str) -> set:
+    """Read each external tensor's bytes (relative to ``base``) into raw_data;
+    returns the data files read."""
+    files = set()
+    for t in tensors:
+        info = {kv.key: kv.value for kv in t.external_data}
+        loc = info.get("location", "")
+        f = loc if os.path.isabs(loc) else os.path.join(base, loc)
+        files.add(os.path.abspath(f))
+        try:
+            with open(f, "rb") as fh:
+                fh.seek(int(info.get("offset", 0) or 0))
+                n = info.get("length")
+                data = fh.read(int(n)) if n else fh.read()
+        except OSError as e:
+            raise BadInput(f"cannot read the external data of tensor '{t.name}' from {f}: "
+                           f"{e.strerror or e}") from None
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+        t.raw_data = data
+    return files
+
+
+def _write_external(proto, tensors, path: str, data_path: str, location: str, threshold: int):
+    """Move the raw data of tensors >= threshold bytes into ``data_path`` (written
+    to a temporary file, then renamed), then write the model atomically."""
+    import tempfile
+    folder = os.path.dirname(data_path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".data.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            offset = 0
+            for t in tensors:
+                if not t.HasField("raw_data") or len(t.raw_data) < threshold:
+                    continue
+                pad = (-offset) % 4096 if offset else 0      # page-aligned like onnx / onnx_ir
+                if pad:
+                    fh.write(b"\0" * pad)
+                    offset += pad
+                data = t.raw_data
+                fh.write(data)
+                del t.external_data[:]
+                for k, v in (("location", location), ("offset", str(offset)), ("length", str(len(data)))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                t.data_location = onnx.TensorProto.EXTERNAL
+                t.ClearField("raw_data")
+                offset += len(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, data_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    write_atomic(path, proto.SerializeToString())
+
