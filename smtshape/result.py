@@ -335,30 +335,67 @@ class Result:
         return self.store.to_smtlib()
 
     def to_json(self) -> dict:
+        """The result as one JSON-ready dict, following the versioned schema
+        ``smtshape/schema/result-v1.json`` (``"schema": "smtshape.result/1"``)."""
+        from . import __version__
+        from .report import dim_counts, suggest_fix
         vals = {}
         for name in self._by_name:
             s = self.shape(name)
             dt = self.dtype(name)
             vals[name] = {"dtype": dt.name if dt is not None and hasattr(dt, "name") else None,
                           "shape": None if s is None else [d.to_json() for d in s]}
+        counts = dim_counts(self)
+        axes = {}
+        for (inp, axis), e in self.engine.input_dims.items():
+            if hasattr(e, "name"):
+                axes.setdefault(e.name, []).append({"input": inp, "axis": axis})
+        st = self.store
+        bound = {}
+        for c in st.constraints:
+            p = c.provenance
+            if c.kind == "assumption" and p.rule == "bind" and getattr(c.relation, "op", "") == "==":
+                bound[show(c.relation.lhs)] = c.relation.rhs
         return {
+            "schema": JSON_SCHEMA_ID,
+            "smtshape_version": __version__,
+            "source": getattr(self, "source_path", None),
+            "policy": self.policy,
             "consistent": self.consistent,
-            "undecided": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
-                           "op_type": c.provenance.op_type, "rule": c.provenance.rule} for c in self.undecided],
-            "unchecked_nodes": [{"node": n, "op_type": op, "domain": d} for n, op, d in self.unchecked_nodes],
+            "summary": {"values": counts["values"], "rank_unknown": counts["rank_unknown"],
+                        "dims": {"exact": counts["exact"], "static": counts["static"],
+                                 "symbolic": counts["symbolic"], "upper_bound": counts["upper_bound"],
+                                 "unknown": counts["unknown"]},
+                        "conflicts": len(self.conflicts), "specializations": len(self.specializations),
+                        "unchecked_nodes": len(self.unchecked_nodes), "undecided": len(self.undecided)},
             "values": vals,
-            "inputs": {i.name: str(i.origin.message) for i in self.store.input_symbols()},
-            "data_symbols": {i.name: {"origin": str(i.origin),
-                                      "upper": None if i.upper is None else show(self.store.canon(i.upper))}
-                             for i in self.store.symbols.values() if i.kind == "data"},
-            "conflicts": [c.explain() for c in self.conflicts],
-            "specializations": [{"symbol": s.symbol, "relation": s.relation, "nodes": s.nodes}
+            "inputs": {i.name: str(i.origin.message) for i in st.input_symbols()},
+            "input_dims": [{"symbol": i.name, "generated": bool(i.generated), "axes": axes.get(i.name, []),
+                            "bound_to": bound.get(i.name) if isinstance(bound.get(i.name), int) else None,
+                            "origin": _prov_json(i.origin)}
+                           for i in st.input_symbols()],
+            "data_symbols": {i.name: {"origin": str(i.origin), "provenance": _prov_json(i.origin),
+                                      "upper": None if i.upper is None else show(st.canon(i.upper))}
+                             for i in st.symbols.values() if i.kind == "data"},
+            "constraints": [_constraint_json(c) for c in st.constraints if c.status != "trivial"],
+            "conflicts": [{"relation": c.relation, "detail": c.detail,
+                           "values": {str(k): str(v) for k, v in (c.values or {}).items()},
+                           "nodes": c.nodes, "constraint_ids": [k.id for k in c.constraints],
+                           "constraints": [_constraint_json(k) for k in c.constraints],
+                           "suggested_fix": suggest_fix(c), "explanation": c.explain()}
+                          for c in self.conflicts],
+            "specializations": [{"symbol": s.symbol, "relation": s.relation, "value": s.value,
+                                 "nodes": s.nodes, "constraint_ids": [k.id for k in s.constraints],
+                                 "assumptions": s.assumptions,
+                                 "suggested_fix": _spec_fix(s)}
                                 for s in self.specializations],
-            "diagnostics": [str(d) for d in self.diagnostics],
-            "constraints": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
-                             "op_type": c.provenance.op_type, "rule": c.provenance.rule,
-                             "message": c.provenance.message, "status": c.status}
-                            for c in self.store.constraints if c.status != "trivial"],
+            "undecided": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
+                           "op_type": c.provenance.op_type, "rule": c.provenance.rule,
+                           "message": c.provenance.message} for c in self.undecided],
+            "assumptions": _assumptions_json(self),
+            "unchecked_nodes": [{"node": n, "op_type": op, "domain": d} for n, op, d in self.unchecked_nodes],
+            "diagnostics": [{"kind": d.kind, "severity": d.severity, "node": d.node, "op_type": d.op_type,
+                             "message": d.message} for d in self.diagnostics],
         }
 
     def save(self, path, overwrite_input: bool = False, *, save_as_external_data: bool = False,
@@ -574,3 +611,36 @@ def _write_external(proto, tensors, path: str, data_path: str, location: str, th
         raise
     write_atomic(path, proto.SerializeToString())
 
+
+# ------------------------------------------------------------------ JSON (Result.to_json)
+
+JSON_SCHEMA_ID = "smtshape.result/1"
+
+
+def _prov_json(p) -> dict:
+    return {"node": p.node, "op_type": p.op_type, "rule": p.rule, "message": p.message}
+
+
+def _constraint_json(c) -> dict:
+    return {"id": c.id, "relation": str(c.relation), "kind": c.kind, "status": c.status,
+            "node": c.provenance.node, "op_type": c.provenance.op_type, "rule": c.provenance.rule,
+            "message": c.provenance.message}
+
+
+def _spec_fix(s) -> str:
+    if s.value is not None:
+        return (f"the model only runs with {s.symbol} = {s.value}: declare it static (or --bind "
+                f"{s.symbol}={s.value}), or check the nodes that force it")
+    return f"inputs must satisfy {s.relation}: state it as an assumption (--assume '{s.relation}') or check the nodes"
+
+
+def _assumptions_json(res) -> list:
+    out = []
+    for c in res.store.constraints:
+        if c.kind == "assumption":
+            p = c.provenance
+            out.append({"kind": "bind" if p.rule == "bind" else "assume", "text": p.message,
+                        "relation": str(c.relation), "constraint_id": c.id, "status": c.status})
+    for d in res.store.domain.describe():
+        out.append({"kind": "domain", "text": d, "relation": None, "constraint_id": None, "status": None})
+    return out

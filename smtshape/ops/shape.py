@@ -445,7 +445,7 @@ def _reshape(ctx, target, allowzero: bool):
     if infer_at is not None:
         if allowzero and any(d == 0 for d in out if d is not None):
             ctx.fail("Reshape with allowzero=1 cannot have both 0 and -1 in its target")
-        out[infer_at] = _infer_dim(ctx, in_shape, [d for d in out if d is not None], infer_at)
+        out[infer_at] = _infer_dim(ctx, in_shape, [d for d in out if d is not None], infer_at, allowzero)
     elif in_shape is not None:
         _emit_numel(ctx, in_shape, out)
     t0 = ctx.input(0)
@@ -469,7 +469,7 @@ def _symbolic_target(ctx, k, t, in_shape, allowzero):
     return _copy_dim(ctx, t, in_shape[k])
 
 
-def _infer_dim(ctx, in_shape, others, axis):
+def _infer_dim(ctx, in_shape, others, axis, allowzero=False):
     if in_shape is None:
         return ctx.data_symbol("reshape_infer", None, f"Reshape axis {axis} (-1) with an input of unknown rank")
     for j, d in enumerate(others):
@@ -477,7 +477,8 @@ def _infer_dim(ctx, in_shape, others, axis):
             if d == 0:
                 ctx.fail(f"Reshape infers axis {axis} (-1) but another target dim is 0")
             continue
-        if not ctx.proven(gt(d, 0)):
+        if not allowzero and not ctx.proven(gt(d, 0)):
+            # (allowzero=1: onnxruntime's kernel runs a runtime 0 next to -1, e.g. [0, 16, -1, 16])
             ctx.require(gt(d, 0), "reshape.infer_nonzero",
                         f"Reshape infers axis {axis} (-1) from the other target dims, so {_s(d)} is non-zero")
     q = exact_div_products(in_shape, others)

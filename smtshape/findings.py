@@ -1,0 +1,356 @@
+"""Findings: the relations a model forces on its input dims (specializations).
+
+For every input dim symbol the solver finds, over the constraints the store
+answers from (``Store.exported``), the tightest lower and upper bounds they
+imply, an equality when both meet (or when the fast path pinned the symbol),
+and a divisibility (``height % 32 == 0``) over small moduli.  Each finding
+carries a minimal set of constraints forcing it (``Store.explain_entailment``)
+and the nodes behind them.
+
+Never a finding:
+
+* a relation the user's own assumptions (``assume`` / ``bind``) imply alone;
+* a *premise of the analysis* (a constraint whose rule is in ``PREMISE_RULES``,
+  such as ``resize.float_exact``: the analysis assumes float arithmetic is exact
+  below 2**24).  Premises are left out when bounds are computed and reported
+  separately, as assumptions of the analysis (``kind == "premise"``), never as
+  limits of the model.
+
+Bounds are searched with incremental solver checks (a galloping binary search
+on the bound value), never by scanning the literals of the constraints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+import z3
+
+from . import expr as E
+from .constraints import Rel, eq, ge, le
+from .printing import show
+
+# rule ids of constraints that are premises of the analysis, not limits of the model
+PREMISE_RULES = frozenset({"resize.float_exact", "cast.float_exact"})
+
+BIG = 2 ** 62                  # no dim reaches it (int64 sizes)
+MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
+
+
+@dataclass
+class Specialization:
+    """A relation the model forces on its input dims, and the nodes that force it.
+
+    ``kind``: ``"equal"`` (``value`` holds the int when pinned), ``"upper"`` /
+    ``"lower"`` (``bound``), ``"divisible"`` (``bound`` is the modulus) or
+    ``"premise"`` (an assumption of the analysis, not a limit of the model)."""
+
+    symbol: str
+    relation: str
+    value: int | None = None
+    nodes: list = field(default_factory=list)
+    constraints: list = field(default_factory=list)
+    kind: str = "equal"
+    bound: int | None = None
+
+    @property
+    def assumptions(self) -> list[str]:
+        """Assumptions (user's or domain) that the relation also rests on."""
+        out = []
+        for c in self.constraints:
+            if c.kind == "assumption":
+                out.append(c.provenance.message)
+            elif c.provenance.rule.endswith(".assume_not_one"):
+                out.append("symbolic dims are never 1 when broadcasting (no_broadcast_one)")
+        return list(dict.fromkeys(out))
+
+    @property
+    def is_premise(self) -> bool:
+        return self.kind == "premise"
+
+    def __eq__(self, other):
+        if isinstance(other, int) and not isinstance(other, bool):
+            return self.value == other          # specializations["seq"] == 196
+        if isinstance(other, Specialization):
+            return (self.symbol, self.relation, self.value, self.nodes) == \
+                (other.symbol, other.relation, other.value, other.nodes)
+        return NotImplemented
+
+    __hash__ = None
+
+    def __str__(self) -> str:
+        where = ", ".join(f"'{n}'" for n in self.nodes) or "the model"
+        if self.kind == "premise":
+            return f"{self.relation}  (an assumption of the analysis, made at {where}; not a limit of the model)"
+        extra = f"; under the assumptions: {'; '.join(self.assumptions)}" if self.assumptions else ""
+        return f"{self.relation}  (forced by {where}{extra})"
+
+
+class Specializations(list):
+    """The list of specializations, also indexed by input dim name:
+    ``specs["seq"].value == 196``, ``"seq" in specs``, ``specs.as_dict()``.
+    Indexing by name returns the symbol's first finding (its equality, else its upper
+    bound, else its lower bound); ``for_symbol(name)`` returns all of them."""
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            for s in self:
+                if s.symbol == key and s.kind != "premise":
+                    return s
+            raise KeyError(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        if isinstance(key, str):
+            return any(s.symbol == key and s.kind != "premise" for s in self)
+        return super().__contains__(key)
+
+    def for_symbol(self, name: str) -> list:
+        return [s for s in self if s.symbol == name]
+
+    @property
+    def limits(self) -> list:
+        """Findings that are limits of the model (premises excluded)."""
+        return [s for s in self if s.kind != "premise"]
+
+    @property
+    def premises(self) -> list:
+        return [s for s in self if s.kind == "premise"]
+
+    def as_dict(self) -> dict:
+        """{dim name: pinned int, or the relation text(s) for bounds} (premises excluded)."""
+        out: dict = {}
+        for s in self.limits:
+            v = s.value if s.value is not None else s.relation
+            if s.symbol in out:
+                prev = out[s.symbol]
+                out[s.symbol] = (prev if isinstance(prev, list) else [prev]) + [v]
+            else:
+                out[s.symbol] = v
+        return out
+
+
+# ================================================================ the search
+
+class _Solver:
+    """One incremental solver over the exported constraints (premises left out)."""
+
+    def __init__(self, store, constraints):
+        from .z3bridge import Untranslatable, Z3Terms
+        self.ctx = z3.Context()
+        self.terms = Z3Terms(self.ctx)
+        self.s = z3.Solver(ctx=self.ctx)
+        self.s.set("rlimit", store.rlimit)
+        self.ok = True
+        syms: set = set()
+        for c in constraints:
+            try:
+                self.s.add(self.terms.relation(c.relation))
+            except Untranslatable:
+                continue          # fewer constraints: every bound found is still implied
+            syms |= c.relation.symbols()
+        self.syms = syms
+        for x in syms:
+            lo = store.lower_bound(x)
+            if lo is not None:
+                self.s.add(self.terms.var(x.name) >= lo)
+        self.checks = 0
+
+    def check(self, *fs):
+        self.checks += 1
+        try:
+            return self.s.check(*fs)
+        except z3.Z3Exception:
+            return z3.unknown
+
+    def value(self, v):
+        m = self.s.model()
+        x = m.eval(v, model_completion=True)
+        return x.as_long() if z3.is_int_value(x) else None
+
+
+def _upper(sv, v, start):
+    """The largest value ``v`` can take (int), None when unbounded or undecided."""
+    if sv.check(v > BIG) != z3.unsat:
+        return None
+    lo, hi = start, BIG          # lo attainable, v <= hi entailed
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        r = sv.check(v >= mid)
+        if r == z3.sat:
+            x = sv.value(v)
+            lo = max(mid, x if x is not None else mid)
+        elif r == z3.unsat:
+            hi = mid - 1
+        else:
+            return None
+    return lo
+
+
+def _lower(sv, v, start, floor):
+    """The smallest value ``v`` can take, None when it is ``floor`` (nothing to report)."""
+    if sv.check(v <= floor) != z3.unsat:
+        return None
+    lo, hi = floor + 1, start    # v >= lo entailed, hi attainable
+    while lo < hi:
+        mid = (lo + hi) // 2
+        r = sv.check(v <= mid)
+        if r == z3.sat:
+            x = sv.value(v)
+            hi = min(mid, x if x is not None else mid)
+        elif r == z3.unsat:
+            lo = mid + 1
+        else:
+            return None
+    return lo
+
+
+def _cone(constraints, sym) -> list:
+    """Constraints connected to ``sym`` through shared symbols."""
+    by_sym: dict = {}
+    for c in constraints:
+        for s in c.relation.symbols():
+            by_sym.setdefault(s, []).append(c)
+    out, seen, todo, done = [], set(), [sym], set()
+    while todo:
+        s = todo.pop()
+        if s in done:
+            continue
+        done.add(s)
+        for c in by_sym.get(s, ()):
+            if c.id not in seen:
+                seen.add(c.id)
+                out.append(c)
+                todo.extend(c.relation.symbols())
+    return sorted(out, key=lambda c: c.id)
+
+
+def specializations(store) -> list[Specialization]:
+    """Every finding of the store (see the module doc), equalities first, then bounds,
+    divisibilities and premises, in input-symbol order."""
+    exported = store.exported()
+    premises = [c for c in exported if c.provenance.rule in PREMISE_RULES]
+    model_cs = [c for c in exported if c.provenance.rule not in PREMISE_RULES]
+    out: list[Specialization] = []
+    inputs = store.input_symbols()
+    sv = None
+    for info in inputs:
+        s = info.symbol
+        if s in store.subst:
+            spec = _pinned(store, s)
+            if spec is not None:
+                out.append(spec)
+            continue
+        cone = _cone(model_cs, s)
+        if not cone or all(c.kind == "assumption" for c in cone):
+            continue
+        if sv is None:
+            sv = _Solver(store, model_cs)
+            if sv.check() != z3.sat:
+                return out + _premises(store, premises)
+        v = sv.terms.var(s.name)
+        if sv.check() != z3.sat:
+            continue
+        start = sv.value(v)
+        if start is None:
+            continue
+        floor = store.lower_bound(s) or 0
+        hi = _upper(sv, v, start)
+        lo = _lower(sv, v, start, floor)
+        if hi is not None and lo is not None and hi == lo:
+            _add(out, store, cone, s, eq(s, hi), f"{s.name} == {hi}", "equal", hi, value=hi)
+            continue
+        if lo is not None:
+            _add(out, store, cone, s, ge(s, lo), f"{s.name} >= {lo}", "lower", lo)
+        if hi is not None:
+            _add(out, store, cone, s, le(s, hi), f"{s.name} <= {hi}", "upper", hi)
+        _divisibility(out, store, sv, cone, s, v, lo, hi)
+    return out + _premises(store, premises)
+
+
+def _pinned(store, s):
+    ids = store.reasons.get(s, frozenset())
+    cs = [store.constraints[i] for i in sorted(ids)]
+    if not cs or all(c.kind == "assumption" for c in cs):
+        return None
+    val = store.canon(store.subst[s])
+    if any(c.provenance.rule in PREMISE_RULES for c in cs):
+        return None
+    rel = f"{s.name} == {show(val)}"
+    if _assumptions_alone_imply(store, eq(s, val)):
+        return None
+    return Specialization(s.name, rel, val if isinstance(val, int) else None, _nodes(cs), cs,
+                          "equal", val if isinstance(val, int) else None)
+
+
+def _add(out, store, cone, s, rel, text, kind, bound, value=None):
+    if _assumptions_alone_imply(store, rel):
+        return
+    core = store.explain_entailment(rel, cone) or cone
+    out.append(Specialization(s.name, text, value, _nodes(core), core, kind, bound))
+
+
+def _divisibility(out, store, sv, cone, s, v, lo, hi):
+    if hi is not None and hi <= 1:
+        return
+    found = None
+    for m in MODULI:
+        if found is not None and m % found:
+            continue          # only multiples of a modulus already found can be stronger
+        r = sv.check(v % m != 0)
+        if r == z3.unsat:
+            found = m
+    if found is None:
+        return
+    rel = eq(E.mod(s, found), 0)
+    _add(out, store, cone, s, rel, f"{s.name} % {found} == 0", "divisible", found)
+
+
+def _premises(store, premises) -> list:
+    out = []
+    seen = set()
+    for c in premises:
+        syms = sorted((x for x in c.relation.symbols()
+                       if store.info(x) is not None and store.info(x).kind == "input"), key=lambda x: x.name)
+        text = str(c.relation)
+        if text in seen:
+            continue
+        seen.add(text)
+        out.append(Specialization(syms[0].name if syms else "", text, None,
+                                  [c.provenance.node] if c.provenance.node else [], [c], "premise"))
+    return out
+
+
+def _assumptions_alone_imply(store, rel) -> bool:
+    """Is ``rel`` already implied by the user's own assumptions (then it is no finding)?"""
+    from .z3bridge import Untranslatable, Z3Terms
+    terms = Z3Terms()
+    s = z3.Solver()
+    s.set("rlimit", store.rlimit)
+    syms = set(rel.symbols())
+    any_assumption = False
+    for c in store.constraints:
+        if c.kind == "assumption" and c.status != "conflict":
+            try:
+                s.add(terms.relation(c.relation))
+            except Untranslatable:
+                continue
+            any_assumption = True
+            syms |= c.relation.symbols()
+    if not any_assumption:
+        return False
+    for x in syms:
+        lo = store.lower_bound(x)
+        s.add(terms.var(x.name) >= (0 if lo is None else lo))
+    try:
+        return s.check(z3.Not(terms.relation(rel))) == z3.unsat
+    except Untranslatable:
+        return False
+
+
+def _nodes(cs) -> list:
+    out = []
+    for c in cs:
+        if c.provenance.node and c.provenance.node not in out:
+            out.append(c.provenance.node)
+    return out

@@ -1,0 +1,168 @@
+"""Findings (smtshape/findings.py): complete, tight specializations, checked against onnxruntime."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import smtshape
+from smtshape import Verdict
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPUS = SHARED / "corpus"
+
+
+def _model(nodes, inputs, inits, outputs=("y",), opset=17):
+    g = helper.make_graph(nodes, "g", inputs,
+                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _sliced_table_model(rows, cls: bool, self_concat: bool):
+    """x[1, seq, 4] -> (CLS token concatenated before it | x concatenated with itself) ->
+    + a ``rows``-row position table sliced to the new length."""
+    nodes, inits = [], {"table": np.zeros((1, rows, 4), np.float32), "zero": np.array([0], np.int64),
+                        "one": np.array([1], np.int64), "cls": np.zeros((1, 1, 4), np.float32)}
+    if cls:
+        nodes.append(helper.make_node("Concat", ["cls", "x"], ["h"], axis=1, name="cat_cls"))
+    else:
+        assert self_concat
+        nodes.append(helper.make_node("Concat", ["x", "x"], ["h"], axis=1, name="cat_self"))
+    nodes += [helper.make_node("Shape", ["h"], ["sh"]),
+              helper.make_node("Gather", ["sh", "one"], ["n"], axis=0),
+              helper.make_node("Slice", ["table", "zero", "n", "one"], ["pos"], name="slice_table"),
+              helper.make_node("Add", ["h", "pos"], ["y"], name="add_positions")]
+    return _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 4])], inits)
+
+
+def _ort(model, feeds):
+    from smtshape.testing import run_onnxruntime
+    return run_onnxruntime(model, feeds)
+
+
+def test_cls_token_before_a_128_row_table_gives_seq_at_most_127():
+    m = _sliced_table_model(128, cls=True, self_concat=False)
+    res = smtshape.analyze(m)
+    specs = res.specializations
+    ups = [s for s in specs if s.kind == "upper"]
+    assert [s.relation for s in ups] == ["seq <= 127"]
+    assert "add_positions" in ups[0].nodes
+    _ort(m, {"x": np.zeros((1, 127, 4), np.float32)})
+    with pytest.raises(Exception):
+        _ort(m, {"x": np.zeros((1, 128, 4), np.float32)})
+
+
+def test_sequence_concatenated_with_itself_against_256_rows_gives_seq_at_most_128():
+    m = _sliced_table_model(256, cls=False, self_concat=True)
+    res = smtshape.analyze(m)
+    assert [s.relation for s in res.specializations if s.kind == "upper"] == ["seq <= 128"]
+    _ort(m, {"x": np.zeros((1, 128, 4), np.float32)})
+    with pytest.raises(Exception):
+        _ort(m, {"x": np.zeros((1, 129, 4), np.float32)})
+
+
+def test_lower_bound_of_a_convolution_stack():
+    """Two valid 3-wide convolutions with stride 2 need at least 7 samples."""
+    w = np.zeros((1, 1, 3), np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c1"], strides=[2], name="conv1"),
+             helper.make_node("Conv", ["c1", "w"], ["y"], strides=[2], name="conv2")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "samples"])], {"w": w})
+    res = smtshape.analyze(m)
+    (lo,) = [s for s in res.specializations if s.kind == "lower"]
+    assert lo.relation == "samples >= 7" and lo.bound == 7 and "conv2" in lo.nodes
+    _ort(m, {"x": np.zeros((1, 1, 7), np.float32)})
+    with pytest.raises(Exception):
+        _ort(m, {"x": np.zeros((1, 1, 6), np.float32)})
+
+
+def test_divisibility_and_equality():
+    # Reshape [1, H] -> [-1, 32]: H % 32 == 0
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="rs32")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "height"])],
+               {"shape": np.array([-1, 32], np.int64)})
+    res = smtshape.analyze(m)
+    (d,) = [s for s in res.specializations if s.kind == "divisible"]
+    assert d.relation == "height % 32 == 0" and d.nodes == ["rs32"]
+    # a bound that both ends meet is an equality
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="pin")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, "seq", 64])],
+               {"shape": np.array([1, 196, 64], np.int64)})
+    specs = smtshape.analyze(m).specializations
+    assert specs["seq"] == 196 and specs.as_dict() == {"seq": 196}
+
+
+def test_user_assumptions_are_not_findings_but_tighter_limits_are():
+    m = _sliced_table_model(128, cls=True, self_concat=False)
+    assert [s.relation for s in smtshape.analyze(m, assume=["seq <= 100"]).specializations] == []
+    assert [s.relation for s in smtshape.analyze(m, assume=["seq <= 200"]).specializations
+            if s.kind == "upper"] == ["seq <= 127"]
+
+
+def test_premises_are_assumptions_of_the_analysis_not_limits():
+    nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest", name="up")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, "H", 4])],
+               {"scales": np.array([1, 1, 2, 2], np.float32)})
+    res = smtshape.analyze(m)
+    specs = res.specializations
+    assert specs.limits == [] and "H" not in specs
+    assert specs.premises and all("assumption of the analysis" in str(s) for s in specs.premises)
+
+
+# ---------------------------------------------------------------- corpus, against onnxruntime
+def _feeds(model, truth, env, rng):
+    feeds = {}
+    inits = {i.name for i in model.graph.initializer}
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        tt = inp.type.tensor_type
+        shape = [env[d.dim_param] if d.dim_param else d.dim_value for d in tt.shape.dim]
+        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        spec = truth["inputs"].get(inp.name, {"kind": "normal"})
+        if spec["kind"] == "int":
+            feeds[inp.name] = rng.integers(spec["low"], spec["high"], size=shape).astype(dt)
+        elif spec["kind"] == "ones":
+            feeds[inp.name] = np.ones(shape, dt)
+        elif spec["kind"] == "zeros":
+            feeds[inp.name] = np.zeros(shape, dt)
+        else:
+            feeds[inp.name] = rng.standard_normal(shape).astype(dt)
+    return feeds
+
+
+def _corpus_models():
+    return sorted(p.name[:-5] for p in CORPUS.glob("*.onnx") if not p.name.startswith("light_")) \
+        if CORPUS.is_dir() else []
+
+
+@pytest.mark.parametrize("name", _corpus_models())
+def test_corpus_bounds_hold_at_the_bound_and_fail_just_past_it(name):
+    import onnxruntime as ort
+    path = CORPUS / f"{name}.onnx"
+    truth = json.loads((CORPUS / f"{name}.truth.json").read_text())
+    res = smtshape.analyze(str(path))
+    assert res.consistent is True
+    checks = [s for s in res.specializations if s.kind in ("upper", "lower", "equal") and isinstance(s.bound, int)]
+    if not checks:
+        return
+    model = onnx.load(str(path))
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    base = dict(truth["bindings"][0])
+    base.update({k: 1 for k in base if k == "batch"})
+    rng = np.random.default_rng(0)
+    for s in checks:
+        at = dict(base, **{s.symbol: s.bound})
+        past = dict(base, **{s.symbol: s.bound + (1 if s.kind == "upper" else -1)})
+        sess.run(None, _feeds(model, truth, at, rng))            # runs at the bound
+        if past[s.symbol] < 0:
+            continue
+        with pytest.raises(Exception):                            # fails just past it
+            sess.run(None, _feeds(model, truth, past, rng))
