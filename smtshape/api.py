@@ -48,6 +48,7 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
 
 def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules=None) -> Result:
     m = load_model(model)
+    _check_opsets(m)
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     eng = Engine(m, store, rules)
     eng.policy = policy
@@ -61,3 +62,16 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     if isinstance(model, (str, os.PathLike)):
         res.source_path = os.fspath(model)
     return res
+
+
+def _check_opsets(m):
+    """An opset of a standard domain newer than the installed onnx knows: a bad input
+    (its ops' semantics are unknown here), never a silent analysis."""
+    import onnx
+    known = onnx.defs.onnx_opset_version()
+    for domain, version in dict(m.opset_imports).items():
+        if domain in ("", "ai.onnx") and version is not None and version > known:
+            raise BadInput(f"the model imports opset {version} of the default ONNX domain; the installed "
+                           f"onnx {onnx.__version__} knows opsets up to {known}")
+        if domain in ("", "ai.onnx") and version is not None and version < 1:
+            raise BadInput(f"the model imports opset {version} of the default ONNX domain; opsets start at 1")

@@ -138,6 +138,31 @@ def _paren(r) -> str:
     return f"({r})" if isinstance(r, (Or, And)) else str(r)
 
 
+@dataclass(frozen=True)
+class Violation(Rel):
+    """A structural precondition a node breaks (two -1 in a Reshape target, a missing
+    required attribute, a dim beyond int64): always false, printed as its text.
+    ``Context.conflict`` records one as a conflict naming the node."""
+
+    text: str = ""
+
+    def map(self, f: Callable) -> "Relation":
+        return self
+
+    def const_value(self):
+        return False
+
+    def symbols(self) -> frozenset:
+        return frozenset()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def violation(text: str) -> Violation:
+    return Violation("==", 0, 1, text)
+
+
 def eq(a, b) -> Rel:
     return Rel("==", a, b)
 

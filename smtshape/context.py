@@ -23,12 +23,13 @@ import onnx_ir as ir
 import sympy
 
 from . import expr as E
-from .constraints import Provenance, Relation, eq
+from .constraints import Provenance, Relation, eq, violation
 from .errors import RuleError
 from .store import Store, Verdict
 
 # Values with more elements than this are not tracked element by element.
 MAX_VALUE_ELEMENTS = 4096
+INT64_MAX = 2 ** 63 - 1
 
 INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
              ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8,
@@ -181,6 +182,9 @@ class Context:
             for k, d in enumerate(shape):
                 if isinstance(d, int) and d < 0:
                     self.fail(f"output {i} axis {k} would have negative size {d}")
+                if isinstance(d, int) and d > INT64_MAX:
+                    self.invalid(f"output {i} axis {k} would have size {d}, beyond the int64 range of "
+                                 "ONNX dims", f"{self.op_type.lower()}.int64_range")
         if value is not None:
             value = tuple(value)
             if len(value) > MAX_VALUE_ELEMENTS:
@@ -209,6 +213,16 @@ class Context:
 
     def equal(self, a, b, rule: str, message: str):
         return self.require(eq(a, b), rule, message)
+
+    def conflict(self, message: str, rule: str):
+        """Record that this node cannot run (a structural precondition fails): a conflict
+        naming the node, the rule and ``message``; the model is then inconsistent."""
+        return self.require(violation(message), rule, message)
+
+    def invalid(self, message: str, rule: str):
+        """``conflict`` and give up on the node (its outputs become UNKNOWN)."""
+        self.conflict(message, rule)
+        self.fail(message)
 
     def decide(self, relation: Relation) -> Verdict:
         """Three-valued, from the fast path and intervals only: Z3 is never on the

@@ -166,3 +166,31 @@ def test_corpus_bounds_hold_at_the_bound_and_fail_just_past_it(name):
             continue
         with pytest.raises(Exception):                            # fails just past it
             sess.run(None, _feeds(model, truth, past, rng))
+
+
+# ---------------------------------------------------------------- structural preconditions
+def test_structural_preconditions_are_conflicts():
+    from smtshape.testing import infer_node, ts
+    cases = [("Reshape", [ts("float", [2, 6]), np.array([-1, -1], np.int64)], {}, "reshape.one_inferred"),
+             ("Concat", [ts("float", [2, 6]), ts("float", [2, 6])], {}, "concat.axis_required"),
+             ("Concat", [ts("float", [2, 6]), ts("float", [2, 6, 1])], {"axis": 0}, "concat.rank"),
+             ("Flatten", [ts("float", [2 ** 62, 4])], {"axis": 2}, "flatten.int64_range")]
+    for op, ins, attrs, rule in cases:
+        res = infer_node(op, ins, attrs)
+        assert res.consistent is False, op
+        (cf,) = res.conflicts
+        assert [c.provenance.rule for c in cf.constraints] == [rule] and cf.nodes == ["node"]
+        assert res.shape("y0") is None            # never a size (2**64 is not a dim)
+
+
+def test_unknown_opset_is_bad_input(tmp_path):
+    import subprocess
+    import sys
+    from smtshape.testing import node_model, ts
+    m = node_model("Relu", [ts("float", [2])], opset=onnx.defs.onnx_opset_version() + 1)
+    with pytest.raises(smtshape.BadInput, match="opset"):
+        smtshape.analyze(m)
+    p = tmp_path / "future.onnx"
+    onnx.save(m, str(p))
+    r = subprocess.run([sys.executable, "-m", "smtshape", "check", str(p)], capture_output=True, text=True)
+    assert r.returncode == 2 and "opset" in r.stderr

@@ -424,7 +424,8 @@ def _reshape(ctx, target, allowzero: bool):
         elif isinstance(t, int):
             if t == -1:
                 if infer_at is not None:
-                    ctx.fail(f"Reshape target has more than one -1 (axes {infer_at} and {k})")
+                    ctx.invalid(f"Reshape target has more than one -1 (axes {infer_at} and {k})",
+                                "reshape.one_inferred")
                 infer_at = k
                 out.append(None)
             elif t < -1:
@@ -636,7 +637,7 @@ def concat(ctx):
         ctx.fail("Concat needs at least one input and no omitted inputs")
     axis = ctx.attr("axis", 1 if (ctx.opset or 4) < 4 else None)
     if axis is None:
-        ctx.fail("required attribute 'axis' is missing")
+        ctx.invalid("Concat's required attribute 'axis' is missing", "concat.axis_required")
     axis = int(axis)
     shapes = [ctx.shape(i) for i in range(n)]
     known = [(i, s) for i, s in enumerate(shapes) if s is not None]
@@ -647,9 +648,10 @@ def concat(ctx):
     r = len(known[0][1])
     for i, s in known:
         if len(s) != r:
-            ctx.fail(f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}")
+            ctx.invalid(f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}",
+                        "concat.rank")
     if r == 0:
-        ctx.fail("Concat of scalars (rank 0) is invalid")
+        ctx.invalid("Concat of scalars (rank 0) is invalid", "concat.rank")
     ax = norm_axis(ctx, axis, r)
     out = list(known[0][1])
     i0 = known[0][0]
