@@ -89,24 +89,43 @@ def apply_override(engine, ctx):
 
 
 def check_annotations(engine, policy: str):
-    """Policies 'refine' and 'strict': verify each annotation after the walk."""
+    """Verify each annotation after the walk.
+
+    ``refine`` / ``strict``: a declaration the inference *refutes* (``Relu`` of ``[N, 4]``
+    declared ``[N, 5]``, or a different rank) is a conflict naming the value, the
+    declaration and the inference (the declared equality joins the store set aside, so
+    its explanation names the nodes that force the inferred size).  An unproven claim is
+    a warning under ``refine`` and a conflict under ``strict``.  ``skip``: refuted
+    declarations are reported as findings (diagnostics of kind ``annotation``), nothing more."""
+    from .constraints import violation
     st = engine.store
     first_use: dict = {}   # foreign dim_param -> (value name, axis, inferred expr)
-    for o, ann in engine.annotations.items():
+    anns = engine.annotations
+    if policy == "skip":      # the walk collected nothing: read the declarations now, for findings only
+        import onnx_ir as ir
+        anns = {v: v.shape for v in list(engine.values) if getattr(v, "shape", None) is not None
+                and getattr(v, "name", None) and v.producer() is not None
+                and not isinstance(v.type, (ir.SequenceType, ir.OptionalType))}
+    for o, ann in anns.items():
         t = engine.values.get(o)
         node = o.producer()
         nname = (node.name or node.op_type) if node is not None else ""
         op = node.op_type if node is not None else ""
         dims = _annotated_dims(engine, ann, engine.foreign_names)
-        problems = []
+        declared = "[" + ", ".join("?" if d is None else (d[1] if isinstance(d, tuple) else show(d))
+                                   for d in dims) + "]"
+        inferred = "?" if t is None or t.shape is None else \
+            "[" + ", ".join(show(st.canon(d)) for d in t.shape) + "]"
+        problems = []      # (relation text, message, refuted relation | "rank" | None)
         if t is None or t.shape is None:
             if any(isinstance(d, int) for d in dims):
                 problems.append((f"shape of '{o.name}' as annotated", f"annotation gives '{o.name}' the shape "
-                                f"({', '.join('?' if d is None or isinstance(d, tuple) else show(d) for d in dims)})"
-                                " but the analysis cannot infer its rank; not trusted (policy override adopts it)"))
+                                f"{declared} but the analysis cannot infer its rank; not trusted "
+                                "(policy override adopts it)", None))
         elif len(dims) != len(t.shape):
             problems.append((f"rank of '{o.name}' == {len(dims)}",
-                             f"annotation says '{o.name}' has rank {len(dims)}, inference says {len(t.shape)}"))
+                             f"'{o.name}' is declared {declared} (rank {len(dims)}) but inferred {inferred} "
+                             f"(rank {len(t.shape)})", "rank"))
         else:
             for k, (inf, a) in enumerate(zip(t.shape, dims)):
                 if isinstance(a, tuple):
@@ -114,11 +133,12 @@ def check_annotations(engine, policy: str):
                     prev = first_use.setdefault(a[1], (o.name, k, inf))
                     if prev[:2] != (o.name, k) and st.decide(eq(prev[2], inf)) is not Verdict.PROVEN:
                         rel = f"'{prev[0]}'[{prev[1]}] == '{o.name}'[{k}]"
-                        verdict = "they differ" if st.decide(eq(prev[2], inf)) is Verdict.REFUTED \
-                            else "the analysis cannot prove them equal"
+                        refuted = st.decide(eq(prev[2], inf)) is Verdict.REFUTED
+                        verdict = "they differ" if refuted else "the analysis cannot prove them equal"
                         problems.append((rel, f"annotation names '{o.name}' axis {k} and '{prev[0]}' axis "
                                          f"{prev[1]} both {a[1]!r}, but inference gives {show(st.canon(inf))} "
-                                         f"and {show(st.canon(prev[2]))}: {verdict}; annotation not trusted"))
+                                         f"and {show(st.canon(prev[2]))}: {verdict}; annotation not trusted",
+                                         eq(prev[2], inf) if refuted else None))
                     continue
                 if a is None:
                     continue
@@ -128,14 +148,23 @@ def check_annotations(engine, policy: str):
                 ci = st.canon(inf)
                 rel = f"'{o.name}'[{k}] == {show(a)}"
                 if v is Verdict.REFUTED:
-                    problems.append((rel, f"annotation says '{o.name}' axis {k} is {show(a)}, "
-                                    f"inference proves {show(ci)}: they differ; annotation not trusted"))
+                    problems.append((rel, f"'{o.name}' is declared {declared} but inferred {inferred}: "
+                                    f"axis {k} is declared {show(a)}, inference proves {show(ci)}",
+                                    eq(inf, a)))
                 else:
                     problems.append((rel, f"annotation says '{o.name}' axis {k} is {show(a)}, inference gives "
-                                    f"{show(ci)} and cannot prove them equal; annotation not trusted"))
-        for rel, p in problems:
-            if policy == "strict":
-                engine.annotation_conflicts.append(
-                    Conflict(rel, [], {}, f"{p} (node '{nname}', policy strict)"))
+                                    f"{show(ci)} and cannot prove them equal; annotation not trusted", None))
+        for rel, p, refuted in problems:
+            prov = Provenance(nname, op or "annotation", "annotation.contradiction" if refuted is not None
+                              else "annotation.unproven", p)
+            if policy == "skip":
+                if refuted is not None:
+                    engine.diagnostic("annotation", f"finding: {p} (annotations are ignored under policy skip)",
+                                      nname, op, "warning")
+            elif refuted is not None:
+                r = violation(p) if refuted == "rank" else refuted
+                st.add(r, prov, kind="annotation", absorb=False)
+            elif policy == "strict":
+                st.add(violation(f"{p} (policy strict)"), prov, kind="annotation")
             else:
                 engine.diagnostic("annotation", p, nname, op, "warning")

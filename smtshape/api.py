@@ -55,7 +55,7 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     eng.declare_inputs(m.graph)
     bind_and_assume(eng, bind or {}, rels)
     eng.walk(m.graph)
-    if policy in ("refine", "strict"):
+    if policy in ("refine", "strict", "skip"):
         A.check_annotations(eng, policy)
     res = Result(eng, store, policy, [t for t, _ in rels])
     res.consistent = store.check()

@@ -71,15 +71,16 @@ def _annotated(dim_value):
 def test_refine_reports_a_refuted_annotation_and_keeps_the_inference():
     res = smtshape.analyze(_annotated(4))
     assert [d.expr for d in res.shape("y")][1] == 3
-    msgs = [d.message for d in res.diagnostics if d.kind == "annotation"]
-    assert len(msgs) == 1 and "axis 1 is 4" in msgs[0] and "3" in msgs[0]
-    assert res.conflicts == []
+    # a refuted declaration is a conflict naming the value, the declaration and the inference (issue 7)
+    (cf,) = res.conflicts
+    assert cf.nodes == ["relu"] and "'y' is declared [N, 4] but inferred [N, 3]" in cf.explain()
 
 
 def test_strict_makes_it_a_conflict_and_skip_ignores_it():
     assert smtshape.analyze(_annotated(4), policy="strict").conflicts
     res = smtshape.analyze(_annotated(4), policy="skip")
-    assert not [d for d in res.diagnostics if d.kind == "annotation"] and res.conflicts == []
+    (finding,) = [d for d in res.diagnostics if d.kind == "annotation"]     # a finding, not a conflict
+    assert "declared [N, 4] but inferred [N, 3]" in finding.message and res.conflicts == []
 
 
 def test_override_adopts_the_annotation_as_a_visible_constraint():
