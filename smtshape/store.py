@@ -495,7 +495,10 @@ class Store:
                 if any(rest in E.free_symbols(E.norm(o)) for o in terms if o is not t):
                     continue
             elif isinstance(rest, _ATOM_TYPES) and not isinstance(rest, sympy.Integer):
-                if any(o.has(rest) for o in terms if o is not t):
+                # an opaque term is eliminated only when the rest of the equation shares no
+                # symbol with it (``K == Bcast(a, b)``): then the elimination is a definition
+                inner = E.free_symbols(rest)
+                if any(E.free_symbols(E.norm(o)) & inner for o in terms if o is not t):
                     continue
             else:
                 continue
@@ -668,7 +671,7 @@ class Store:
         self._solver.add(*self._base)
         if defs and self._check() == z3.unsat:
             # the eliminations alone contradict the base: nothing can be set aside
-            self._break([c for c, _ in batch])
+            self._break(batch)
             return False
         self._admit(batch)
         self._grew()
@@ -794,8 +797,8 @@ class Store:
 
     def _explain(self, c: Constraint):
         core = self._core(self._cone(c), None)
-        if c not in core:
-            core = sorted(set(core) | {c}, key=lambda x: x.id)
+        if all(x is not c for x in core):
+            core = sorted(core + [c], key=lambda x: x.id)
         values = {}
         for x in core:
             if isinstance(x.relation, Rel):
