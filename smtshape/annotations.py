@@ -100,6 +100,7 @@ def check_annotations(engine, policy: str):
     from .constraints import violation
     st = engine.store
     first_use: dict = {}   # foreign dim_param -> (value name, axis, inferred expr)
+    facts_of: dict = {}    # relation text -> (value name, axis, declared, inferred) for explanations
     anns = engine.annotations
     if policy == "skip":      # the walk collected nothing: read the declarations now, for findings only
         import onnx_ir as ir
@@ -148,6 +149,8 @@ def check_annotations(engine, policy: str):
                 ci = st.canon(inf)
                 rel = f"'{o.name}'[{k}] == {show(a)}"
                 if v is Verdict.REFUTED:
+                    inferred = _solved(engine, o.name, inferred)
+                    facts_of[rel] = (o.name, k, show(a), show(ci) if isinstance(ci, int) else inferred)
                     problems.append((rel, f"'{o.name}' is declared {declared} but inferred {inferred}: "
                                     f"axis {k} is declared {show(a)}, inference proves {show(ci)}",
                                     eq(inf, a)))
@@ -161,10 +164,28 @@ def check_annotations(engine, policy: str):
                 if refuted is not None:
                     engine.diagnostic("annotation", f"finding: {p} (annotations are ignored under policy skip)",
                                       nname, op, "warning")
+            elif refuted is not None and st.conflicts:
+                # the model is inconsistent already: a contradicted declaration is likely a symptom
+                engine.diagnostic("annotation", f"{p} (not reported as a conflict of its own: the model has "
+                                  "conflicts already)", nname, op, "warning")
             elif refuted is not None:
                 r = violation(p) if refuted == "rank" else refuted
-                st.add(r, prov, kind="annotation", absorb=False)
+                c = st.add(r, prov, kind="annotation", absorb=False)
+                if facts_of.get(rel) is not None:
+                    if not hasattr(engine, "annotation_facts"):
+                        engine.annotation_facts = {}
+                    engine.annotation_facts[c.id] = facts_of[rel]
             elif policy == "strict":
                 st.add(violation(f"{p} (policy strict)"), prov, kind="annotation")
             else:
                 engine.diagnostic("annotation", p, nname, op, "warning")
+
+
+def _solved(engine, name, fallback: str) -> str:
+    """The solved shape of value ``name`` as text (``[batch, seq, 64]``), for messages."""
+    try:
+        from .result import Result
+        shape = Result(engine, engine.store, engine.policy, []).shape(name)
+        return fallback if shape is None else "[" + ", ".join(str(d) for d in shape) + "]"
+    except Exception:
+        return fallback

@@ -134,6 +134,17 @@ class Not:
 Relation = Union[Rel, Or, And, Not]
 
 
+def _sides_of(r) -> tuple:
+    """Every expression a relation compares."""
+    if isinstance(r, Rel):
+        return (r.lhs, r.rhs)
+    if isinstance(r, (Or, And)):
+        return tuple(x for a in r.args for x in _sides_of(a))
+    if isinstance(r, Not):
+        return _sides_of(r.arg)
+    return ()
+
+
 def _paren(r) -> str:
     return f"({r})" if isinstance(r, (Or, And)) else str(r)
 
@@ -227,12 +238,22 @@ class Constraint:
 
 @dataclass
 class Conflict:
-    """A set of constraints that cannot hold together."""
+    """A set of constraints that cannot hold together.
+
+    ``root`` (lines naming where the values involved were introduced: the constant,
+    initializer, declaration or earliest node) and ``fix`` (a concrete change that
+    removes the conflict) are filled in by ``smtshape.findings.enrich_conflicts``."""
 
     relation: str                      # the relation that cannot hold, as text
     constraints: list = field(default_factory=list)   # Constraint objects in the core
     values: dict = field(default_factory=dict)        # readable values involved
     detail: str = ""
+    root: list = field(default_factory=list)
+    fix: str = ""
+
+    def __post_init__(self):
+        # ``value 3 = 3`` says nothing: keep only values that differ from how they are written
+        self.values = {k: v for k, v in (self.values or {}).items() if str(k) != str(v)}
 
     @property
     def nodes(self) -> list[str]:
@@ -243,15 +264,33 @@ class Conflict:
                 out.append(n)
         return out
 
+    @property
+    def headline(self) -> str:
+        """The relations of the core joined with unambiguous precedence."""
+        rels = [c.relation for c in self.constraints]
+        if len(rels) > 1 and len(rels) <= 6:
+            return " and ".join(_paren(r) for r in rels)
+        return self.relation
+
     def explain(self) -> str:
-        lines = [f"conflict: {self.relation} cannot hold"]
+        rels = [c.relation for c in self.constraints]
+        if len(rels) == 1 and isinstance(rels[0], Violation):
+            c0 = self.constraints[0]
+            lines = [f"conflict: {c0.provenance.where()} cannot run: {rels[0]}"]
+        elif len(rels) > 1:
+            lines = [f"conflict: {self.headline} cannot hold together"]
+        else:
+            lines = [f"conflict: {self.relation} cannot hold"]
+        for r in self.root:
+            lines.append(f"  root cause: {r}")
         shown = [f"{k} = {v}" for k, v in self.values.items() if k != v]
         if shown:
             lines.append("  where " + ", ".join(shown))
-        if self.detail:
+        if self.detail and not self.detail.startswith("these constraints cannot all hold"):
             lines.append(f"  {self.detail}")
         for c in self.constraints:
-            lines.append(f"  - {c.relation}  <- {c.provenance}")
+            lines.append(f"  - {_paren(c.relation) if isinstance(c.relation, Or) else c.relation}  "
+                         f"<- {c.provenance}")
         return "\n".join(lines)
 
     def __str__(self) -> str:

@@ -209,7 +209,32 @@ class Context:
                                 f"a dim of {self.op_type} that the analysis cannot compute")
 
     def require(self, relation: Relation, rule: str, message: str):
-        return self.store.add(relation, self.provenance(rule, message))
+        n = len(self.store.conflicts)
+        c = self.store.add(relation, self.provenance(rule, message))
+        if c.status == "conflict" and len(self.store.conflicts) > n:
+            self._name_upstream(self.store.conflicts[-1], relation)
+        return c
+
+    def _name_upstream(self, cf, relation):
+        """A rule states relations over canonical dims (``3`` where the input says ``N``
+        and an upstream node forced ``N == 3``): add the constraints behind those
+        substitutions to the conflict, so every node of it is named."""
+        from .constraints import _sides_of
+        lits = {x for x in _sides_of(relation) if isinstance(x, int)}
+        if not lits:
+            return
+        ids: set = set()
+        for i in range(len(self.inputs)):
+            t = self.input(i)
+            if t is None or t.shape is None:
+                continue
+            for d in t.shape:
+                if not isinstance(d, int) and self.store.canon(d) in lits:
+                    ids |= self.store.why(d)
+        have = {c.id for c in cf.constraints}
+        extra = [self.store.constraints[k] for k in sorted(ids - have)]
+        if extra:
+            cf.constraints = sorted(list(cf.constraints) + extra, key=lambda c: c.id)
 
     def equal(self, a, b, rule: str, message: str):
         return self.require(eq(a, b), rule, message)

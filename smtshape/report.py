@@ -127,6 +127,8 @@ def explain_conflict(result, c, nodes_by_name=None) -> str:
 
 def suggest_fix(c) -> str:
     """One sentence: what to change so that the conflict goes away."""
+    if getattr(c, "fix", ""):
+        return c.fix        # concrete: the constant / declaration / assumption to change (findings.py)
     nodes, assumptions, binds, annotations = [], [], [], False
     for k in c.constraints:
         p = k.provenance

@@ -298,7 +298,11 @@ class Result:
 
     @property
     def conflicts(self) -> list[Conflict]:
-        return list(self.store.conflicts) + list(self.engine.annotation_conflicts)
+        cs = list(self.store.conflicts) + list(self.engine.annotation_conflicts)
+        if cs:
+            from .findings import enrich_conflicts
+            enrich_conflicts(self, cs)       # root cause and suggested fix (findings.py)
+        return cs
 
     @property
     def specializations(self) -> "Specializations":

@@ -194,3 +194,78 @@ def test_unknown_opset_is_bad_input(tmp_path):
     onnx.save(m, str(p))
     r = subprocess.run([sys.executable, "-m", "smtshape", "check", str(p)], capture_output=True, text=True)
     assert r.returncode == 2 and "opset" in r.stderr
+
+
+# ---------------------------------------------------------------- annotation contradictions
+def _relu_declared(declared):
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["h"], name="relu"),
+                           helper.make_node("Relu", ["h"], ["y"], name="relu2")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          value_info=[helper.make_tensor_value_info("h", TensorProto.FLOAT, declared)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("policy", ["refine", "strict"])
+def test_contradicting_declaration_is_a_conflict(policy):
+    res = smtshape.analyze(_relu_declared(["N", 5]), policy=policy)
+    assert res.consistent is False
+    (cf,) = res.conflicts
+    text = cf.explain()
+    assert "'h' is declared [N, 5] but inferred [N, 4]" in text and cf.nodes == ["relu"]
+    assert "declare 'h' axis 1 as 4 instead of 5" in cf.fix
+    assert [str(d) for d in res.shape("h")] == ["N", "4"]          # the inference is kept
+    assert smtshape.analyze(_relu_declared(["N", 4]), policy=policy).consistent is True
+
+
+def test_contradicting_declaration_is_a_finding_under_skip():
+    res = smtshape.analyze(_relu_declared(["N", 5]), policy="skip")
+    assert res.consistent is True and res.conflicts == []
+    (d,) = [d for d in res.diagnostics if d.kind == "annotation"]
+    assert "finding" in d.message and "declared [N, 5] but inferred [N, 4]" in d.message
+
+
+# ---------------------------------------------------------------- explanations
+def test_relations_print_with_unambiguous_precedence():
+    from smtshape.constraints import Conflict, Constraint, Provenance, all_of, any_of, eq, gt
+    from smtshape.expr import symbol
+    s = symbol("seq")
+    r = all_of(gt(s, 200), any_of(eq(s, 128), eq(s, 1), eq(128, 1)))
+    assert str(r) == "seq > 200 and (seq == 128 or seq == 1 or 128 == 1)"
+    p = Provenance("n", "Add", "add.broadcast", "m")
+    cf = Conflict("x", [Constraint(0, gt(s, 200), p), Constraint(1, r.args[1], p)], {"3": "3", "a": "4"})
+    assert cf.values == {"a": "4"}                                   # no "value 3 = 3"
+    assert cf.explain().startswith("conflict: seq > 200 and (seq == 128 or seq == 1 or 128 == 1) cannot hold")
+
+
+def test_conflict_across_two_nodes_names_both():
+    nodes = [helper.make_node("MatMul", ["a", "w"], ["m"], name="mm"),
+             helper.make_node("Add", ["x", "c"], ["y"], name="add")]
+    m = _model(nodes, [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, "N"]),
+                       helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+               {"w": np.zeros((3, 4), np.float32), "c": np.zeros((4,), np.float32)}, outputs=("y", "m"))
+    (cf,) = smtshape.analyze(m).conflicts
+    assert cf.nodes == ["mm", "add"]                                  # root cause (N == 3) first
+
+
+def test_edited_reshape_constant_is_named_as_the_root_cause_with_a_fix():
+    nodes = [helper.make_node("Reshape", ["x", "target"], ["r"], name="flatten_rows"),
+             helper.make_node("MatMul", ["r", "w1"], ["h"], name="proj1"),
+             helper.make_node("Reshape", ["x", "target"], ["r2"], name="flatten_rows2"),
+             helper.make_node("MatMul", ["r2", "w2"], ["y"], name="proj2")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 64])],
+               {"target": np.array([-1, 63], np.int64), "w1": np.zeros((64, 8), np.float32),
+                "w2": np.zeros((64, 8), np.float32)}, outputs=("h", "y"))
+    res = smtshape.analyze(m)
+    assert len(res.conflicts) == 2
+    for cf in res.conflicts:
+        assert "'target'" in cf.root[0] and "63" in cf.root[0]       # root cause first
+        assert cf.fix.startswith("change element 1 of the initializer 'target'") and "from 63 to 64" in cf.fix
+
+
+def test_assumption_conflict_suggests_the_assumption_that_works():
+    m = _sliced_table_model(128, cls=True, self_concat=False)
+    res = smtshape.analyze(m, assume=["seq > 200"])
+    assert res.consistent is False
+    fixes = [cf.fix for cf in res.conflicts]
+    assert any("--assume 'seq <= 127'" in f for f in fixes), fixes
