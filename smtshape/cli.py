@@ -472,26 +472,40 @@ def cmd_check(args, out) -> int:
 
 
 def cmd_query(args, out, err) -> int:
-    from .store import Verdict
+    """Exit codes (smtshape.query.QUERY_EXIT_CODES): 0 PROVEN, 1 REFUTED, 6 CONTINGENT (a
+    witness binding for each side is printed), 7 UNKNOWN (the solver gave up; the reason is
+    printed); 2 bad input, 3 internal error, as for every command."""
+    from .query import QUERY_EXIT_CODES
 
     result, binds = _analyze(args)
     rel, shown = parse_query(result, args.claim)
-    verdict = result.store.decide(rel)
+    ans = result.query(rel)
     _write_outputs(result, args)
-    code = {Verdict.PROVEN: EXIT_OK, Verdict.REFUTED: EXIT_FAIL}.get(verdict, EXIT_UNKNOWN)
+    code = QUERY_EXIT_CODES[ans.verdict.name]
     if args.json:
-        out.write(json.dumps({"claim": args.claim, "relation": str(rel), "verdict": verdict.name,
+        out.write(json.dumps({"claim": args.claim, "relation": str(rel), "verdict": ans.verdict.name,
+                              "holds": ans.holds, "fails": ans.fails, "reason": ans.reason or None,
+                              "exit_code": code,
                               "dims": {k: d.to_json() for k, d in shown.items()},
                               "conflicts": [c.explain() for c in result.conflicts]}, indent=2) + "\n")
     else:
-        out.write(f"{verdict.name}: {_one_line(args.claim)}\n")
+        out.write(f"{ans.verdict.name}: {_one_line(args.claim)}\n")
         if shown:
             out.write("  where " + ", ".join(f"{_one_line(k)} = {d}" for k, d in shown.items()) + "\n")
+        if ans.verdict.name == "CONTINGENT":
+            out.write(_one_line(f"  holds at {_fmt_binding(ans.holds)}") + "\n")
+            out.write(_one_line(f"  fails at {_fmt_binding(ans.fails)}") + "\n")
+        if ans.reason:
+            out.write(_one_line(f"  {ans.reason}") + "\n")
     if result.conflicts:
         err.write(f"smtshape: warning: the model has {len(result.conflicts)} conflict(s) "
                   "(see 'smtshape check'); the verdict holds under the constraints that remain\n")
     _print_smtlib(result, args, out)
     return code
+
+
+def _fmt_binding(b) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (b or {}).items()) or "(any input)"
 
 
 # ------------------------------------------------------------------ entry point

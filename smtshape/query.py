@@ -170,3 +170,210 @@ def parse_query(result, text: str):
     return rel.map(f), shown
 
 
+
+
+# ---------------------------------------------------------------- rich answers (Result.query)
+
+# Exit codes of ``smtshape query`` (documented in ``smtshape query --help``):
+QUERY_EXIT_CODES = {"PROVEN": 0, "REFUTED": 1, "CONTINGENT": 6, "UNKNOWN": 7}
+QUERY_EXIT_DOC = ("exit codes: 0 PROVEN (holds for every input the model accepts), 1 REFUTED (holds for none), "
+                  "6 CONTINGENT (holds for some inputs and not others; a witness binding for each side is "
+                  "printed), 7 UNKNOWN (the solver gave up), 2 bad input, 3 internal error")
+
+
+class QueryAnswer:
+    """The answer to ``Result.query(claim)``.
+
+    ``verdict``: ``Verdict.PROVEN`` / ``REFUTED`` / ``CONTINGENT`` / ``UNKNOWN``.
+    ``holds`` / ``fails``: a binding of the input dims (``{name: int}``) under which the
+    model is consistent and the claim holds / fails (CONTINGENT gives both; PROVEN gives
+    ``holds``, REFUTED ``fails``, when one exists).  ``reason``: why UNKNOWN."""
+
+    def __init__(self, claim, relation, verdict, holds=None, fails=None, reason=""):
+        self.claim = claim
+        self.relation = relation
+        self.verdict = verdict
+        self.holds = holds
+        self.fails = fails
+        self.reason = reason
+
+    @property
+    def exit_code(self) -> int:
+        return QUERY_EXIT_CODES[self.verdict.name]
+
+    def __eq__(self, other):
+        from .store import Verdict
+        if isinstance(other, Verdict):
+            return self.verdict is other
+        return NotImplemented
+
+    __hash__ = None
+
+    def __str__(self) -> str:
+        out = f"{self.verdict.name}: {self.claim}"
+        if self.holds is not None and self.verdict.name in ("CONTINGENT", "PROVEN"):
+            out += f"\n  holds at {_binding(self.holds)}"
+        if self.fails is not None and self.verdict.name in ("CONTINGENT", "REFUTED"):
+            out += f"\n  fails at {_binding(self.fails)}"
+        if self.reason:
+            out += f"\n  {self.reason}"
+        return out
+
+    def to_json(self) -> dict:
+        return {"claim": self.claim, "relation": str(self.relation), "verdict": self.verdict.name,
+                "holds": self.holds, "fails": self.fails, "reason": self.reason or None}
+
+
+def _binding(b: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in b.items()) or "(any input)"
+
+
+def query(result, claim) -> QueryAnswer:
+    """PROVEN / REFUTED / CONTINGENT (with a witness binding for each side) / UNKNOWN."""
+    import z3
+    from .findings import _Solver
+    from .store import Verdict
+    from .z3bridge import Untranslatable
+    text = claim if isinstance(claim, str) else str(claim)
+    rel = result._relation(claim)
+    st = result.store
+    v = st.decide(rel)
+    if st.broken:
+        return QueryAnswer(text, rel, Verdict.UNKNOWN, reason="the constraints contradict each other at their "
+                           "core (the store is broken): no answer is meaningful; see the conflicts")
+    sv = _solver_of(result)
+    try:
+        f = sv.terms.relation(rel)
+    except Untranslatable as e:
+        return QueryAnswer(text, rel, v if v is not Verdict.UNKNOWN else Verdict.UNKNOWN,
+                           reason="" if v is not Verdict.UNKNOWN else f"the claim cannot be given to the solver ({e})")
+    for x in rel.symbols():
+        lo = st.lower_bound(x)
+        if lo is not None:
+            sv.s.add(sv.terms.var(x.name) >= lo)
+    holds = fails = None
+    r_true = sv.check(f)
+    if r_true == z3.sat:
+        holds = _witness(result, sv)
+    r_false = sv.check(z3.Not(f))
+    if r_false == z3.sat:
+        fails = _witness(result, sv)
+    if v is Verdict.PROVEN or (r_false == z3.unsat and r_true != z3.unknown):
+        return QueryAnswer(text, rel, Verdict.PROVEN, holds=holds)
+    if v is Verdict.REFUTED or (r_true == z3.unsat and r_false != z3.unknown):
+        return QueryAnswer(text, rel, Verdict.REFUTED, fails=fails)
+    if r_true == z3.sat and r_false == z3.sat:
+        return QueryAnswer(text, rel, Verdict.CONTINGENT, holds=holds, fails=fails)
+    return QueryAnswer(text, rel, Verdict.UNKNOWN, holds=holds, fails=fails,
+                       reason=f"the solver gave up (resource limit rlimit={st.rlimit} per check reached, "
+                              "or nonlinear arithmetic it cannot decide)")
+
+
+def _solver_of(result):
+    from .findings import _Solver
+    sv = getattr(result, "_query_solver", None)
+    if sv is None:
+        sv = result._query_solver = _Solver(result.store, result.store.exported())
+    return sv
+
+
+def _witness(result, sv) -> dict:
+    m = sv.s.model()
+    out = {}
+    for info in result.store.input_symbols():
+        x = m.eval(sv.terms.var(info.name), model_completion=True)
+        try:
+            out[info.name] = x.as_long()
+        except Exception:
+            continue
+    return out
+
+
+# ---------------------------------------------------------------- Result.evaluate validation
+
+def validate_binding(result, bindings: dict) -> None:
+    """Raise BadInput when ``bindings`` names an unknown dim, gives a dim a value that
+    is not a non-negative integer, or violates a constraint of the model (named, with
+    its node)."""
+    import z3
+    st = result.store
+    known = {name: info for name, info in st.symbols.items()}
+    for k, v in bindings.items():
+        if k not in known:
+            names = sorted(i.name for i in st.input_symbols())
+            raise BadInput(f"unknown dim name {k!r}; the model's input dims are: {', '.join(names) or '(none)'}")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise BadInput(f"{k} = {v!r}: a dim must be bound to an int")
+        lo = st.lower_bound(known[k].symbol)
+        if lo is not None and v < lo:
+            raise BadInput(f"{k} = {v}: dims are at least {lo}")
+    cs = st.exported()
+    env = dict(bindings)
+    unbound = False
+    for c in cs:
+        val = _holds(c.relation, env, st)
+        if val is False:
+            raise BadInput(f"the binding {_binding(env)} violates {c.relation} (from {c.provenance})")
+        if val is None:
+            unbound = True
+    if not unbound:
+        return
+    # constraints over symbols the binding leaves free (data symbols, other inputs): satisfiable?
+    sv = _solver_of(result)
+    eqs = [sv.terms.var(k) == v for k, v in env.items()]
+    if sv.check(*eqs) != z3.unsat:
+        return
+    core = _violated(st, cs, env)
+    where = "; ".join(f"{c.relation} (from {c.provenance})" for c in core) or "the constraints"
+    raise BadInput(f"the binding {_binding(env)} violates {where}")
+
+
+def _holds(rel, env, st):
+    """True / False when every symbol of ``rel`` is bound, else None."""
+    from . import expr as E
+    from .constraints import And, Not, Or, Rel, _OPS
+    if isinstance(rel, Rel):
+        a = E.evaluate(rel.lhs, env, st.definitions)
+        b = E.evaluate(rel.rhs, env, st.definitions)
+        if a is None or b is None:
+            return None
+        return _OPS[rel.op](a, b)
+    if isinstance(rel, Not):
+        v = _holds(rel.arg, env, st)
+        return None if v is None else not v
+    if isinstance(rel, (Or, And)):
+        vals = [_holds(a, env, st) for a in rel.args]
+        if isinstance(rel, Or):
+            return True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
+        return False if any(v is False for v in vals) else (None if any(v is None for v in vals) else True)
+    return None
+
+
+def _violated(st, cs, env) -> list:
+    """A minimal set of constraints that the binding makes unsatisfiable."""
+    import z3
+    from .z3bridge import Untranslatable, Z3Terms
+    ctx = z3.Context()
+    terms = Z3Terms(ctx)
+    s = z3.Solver(ctx=ctx)
+    s.set("rlimit", st.rlimit * 5)
+    s.set("core.minimize", True)
+    lits = {}
+    syms = set()
+    for c in cs:
+        try:
+            f = terms.relation(c.relation)
+        except Untranslatable:
+            continue
+        lits[f"c{c.id}"] = c
+        s.assert_and_track(f, z3.Bool(f"c{c.id}", ctx))
+        syms |= c.relation.symbols()
+    for x in syms:
+        lo = st.lower_bound(x)
+        if lo is not None:
+            s.add(terms.var(x.name) >= lo)
+    for k, v in env.items():
+        s.add(terms.var(k) == v)
+    if s.check() != z3.unsat:
+        return []
+    return sorted((lits[str(x)] for x in s.unsat_core() if str(x) in lits), key=lambda c: c.id)

@@ -254,6 +254,12 @@ class Result:
         rel = self._relation(claim)
         return self.store.decide(rel)
 
+    def query(self, claim):
+        """A rich answer (``smtshape.query.QueryAnswer``): PROVEN / REFUTED / CONTINGENT
+        (with a witness binding for each side) / UNKNOWN (with the reason)."""
+        from .query import query
+        return query(self, claim)
+
     def _relation(self, claim) -> Relation:
         if not isinstance(claim, str):
             return claim
@@ -265,7 +271,12 @@ class Result:
         return self.store.static_value(e)
 
     def evaluate(self, bindings: dict) -> dict:
-        """Concrete shapes for concrete input dims: {value name: tuple or None}."""
+        """Concrete shapes for concrete input dims: {value name: tuple or None}.
+
+        Raises ``BadInput`` for an unknown dim name, a value that is not a non-negative
+        int, or a binding that violates a constraint (named, with its node)."""
+        from .query import validate_binding
+        validate_binding(self, bindings)
         env = dict(bindings)
         self.shapes()
         out = {}

@@ -59,6 +59,7 @@ class Verdict(enum.Enum):
     PROVEN = "proven"
     REFUTED = "refuted"
     UNKNOWN = "unknown"
+    CONTINGENT = "contingent"   # Result.query only (true for some inputs, false for others); decide never returns it
 
 
 @dataclass

@@ -232,13 +232,13 @@ def test_query_verdicts_and_exit_codes(tmp_path, capsys):
     code, out, _ = run(capsys, "query", path, "y[2] == 31")
     assert code == 1 and out.startswith("REFUTED")
     code, out, _ = run(capsys, "query", path, "x[1] == y[2]")
-    assert code == 3 and out.startswith("UNKNOWN")
+    assert code == 6 and out.startswith("CONTINGENT") and "holds at" in out and "fails at" in out
     code, out, _ = run(capsys, "query", path, "h[-1] * 2 == x[2] and y[1] == seq")
     assert code == 0 and out.startswith("PROVEN")
     code, out, _ = run(capsys, "query", path, "batch == 1", "--bind", "batch=1")
     assert code == 0
     code, out, _ = run(capsys, "query", path, "y[0] >= 1")
-    assert code == 3
+    assert code == 6
     code, out, _ = run(capsys, "query", path, "y[0] >= 1", "--inputs-positive")
     assert code == 0
 
@@ -250,12 +250,12 @@ def test_query_concat_sum(tmp_path, capsys):
     code, out, _ = run(capsys, "query", path, "c[1] == 1024")
     assert code == 0
     code, out, _ = run(capsys, "query", path, "a == 512")
-    assert code == 3
+    assert code == 6
     code, out, _ = run(capsys, "query", path, "a + b == 1000")
     assert code == 1
     code, out, _ = run(capsys, "query", path, "a == 512", "--json")
     data = json.loads(out)
-    assert code == 3 and data["verdict"] == "UNKNOWN"
+    assert code == 6 and data["verdict"] == "CONTINGENT" and data["holds"]["a"] == 512 and data["fails"]["a"] != 512
 
 
 def test_query_value_names_with_odd_characters(tmp_path, capsys):
@@ -269,7 +269,7 @@ def test_query_value_names_with_odd_characters(tmp_path, capsys):
     code, _, _ = run(capsys, "query", path, '"/enc/x.0:in"[0] == "act:0" [0]')
     assert code == 0
     code, _, _ = run(capsys, "query", path, "act:0[0]==/enc/layer.0/act:0[1]")
-    assert code == 3
+    assert code == 6     # CONTINGENT
 
 
 def test_rewrite_value_dims_longest_first():
@@ -284,7 +284,7 @@ def test_constraints_transformer_file(tmp_path, capsys):
     path = mlp(tmp_path)
     cfile = CONSTRAINTS / "transformer.constraints"
     code, _, _ = run(capsys, "query", path, "seq % 8 == 0")
-    assert code == 3
+    assert code == 6     # CONTINGENT
     code, out, _ = run(capsys, "query", path, "seq % 8 == 0", "--constraints", cfile)
     assert code == 0
     code, _, _ = run(capsys, "query", path, "y[1] <= 4096 and y[0] >= 1", "--constraints", cfile)
@@ -357,7 +357,7 @@ def test_upper_bound_and_unknown_dims(tmp_path, capsys):
     code, _, _ = run(capsys, "query", path, "nz[1] <= x[0] * x[1]")
     assert code == 0
     code, _, _ = run(capsys, "query", path, "nz[1] == x[0]")
-    assert code == 3
+    assert code == 6     # CONTINGENT
     # -o writes neither a value nor a name for dims that are not exact
     out_path = tmp_path / "dyn_out.onnx"
     code, _, _ = run(capsys, "infer", path, "-o", out_path)

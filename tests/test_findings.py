@@ -269,3 +269,57 @@ def test_assumption_conflict_suggests_the_assumption_that_works():
     assert res.consistent is False
     fixes = [cf.fix for cf in res.conflicts]
     assert any("--assume 'seq <= 127'" in f for f in fixes), fixes
+
+
+# ---------------------------------------------------------------- evaluate validates, query answers
+def test_evaluate_rejects_unknown_names_and_violating_bindings():
+    from smtshape.examples import demo_model
+    res = smtshape.analyze(demo_model())
+    assert res.evaluate({"batch": 2, "seq": 100})["probs"] == (2, 4, 100, 100)
+    with pytest.raises(smtshape.BadInput, match="unknown dim name 'sequ'"):
+        res.evaluate({"sequ": 4})
+    with pytest.raises(smtshape.BadInput, match="add_positions"):
+        res.evaluate({"batch": 1, "seq": 200})                # seq <= 128 is forced
+    with pytest.raises(smtshape.BadInput):
+        res.evaluate({"batch": -1, "seq": 2})
+    res = smtshape.analyze(demo_model(), bind={"seq": 64})
+    with pytest.raises(smtshape.BadInput, match="seq"):
+        res.evaluate({"batch": 1, "seq": 65})                 # contradicts the bind
+
+
+def test_evaluate_checks_constraints_over_data_symbols_too():
+    # NonZero count n <= N, then a Reshape to [2, -1] of a [N]-element tensor: N even
+    nodes = [helper.make_node("Reshape", ["x", "t"], ["y"], name="halve")]
+    m = _model(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+               {"t": np.array([2, -1], np.int64)})
+    res = smtshape.analyze(m)
+    assert res.evaluate({"N": 6})["y"] == (2, 3)
+    with pytest.raises(smtshape.BadInput, match="halve"):
+        res.evaluate({"N": 7})
+
+
+def test_query_proven_refuted_contingent_with_witnesses():
+    from smtshape.examples import demo_model
+    res = smtshape.analyze(demo_model())
+    assert res.query("seq <= 128").verdict is Verdict.PROVEN
+    assert res.query("seq > 300").verdict is Verdict.REFUTED
+    ans = res.query("batch == seq")
+    assert ans.verdict is Verdict.CONTINGENT and ans.exit_code == 6
+    assert ans.holds["batch"] == ans.holds["seq"] and ans.fails["batch"] != ans.fails["seq"]
+    for b in (ans.holds, ans.fails):
+        res.evaluate(b)                                       # both witnesses are inputs the model accepts
+    # prove keeps its three-valued contract: CONTINGENT is never a decide answer
+    assert res.prove("batch == seq") is Verdict.UNKNOWN
+
+
+def test_cli_query_exit_codes_are_distinct(tmp_path):
+    import subprocess
+    import sys
+    from smtshape.examples import demo_model
+    p = tmp_path / "demo.onnx"
+    onnx.save(demo_model(), str(p))
+    codes = {}
+    for claim in ("seq <= 128", "seq > 300", "batch == seq"):
+        r = subprocess.run([sys.executable, "-m", "smtshape", "query", str(p), claim], capture_output=True, text=True)
+        codes[claim] = (r.returncode, r.stdout.split(":")[0])
+    assert codes == {"seq <= 128": (0, "PROVEN"), "seq > 300": (1, "REFUTED"), "batch == seq": (6, "CONTINGENT")}

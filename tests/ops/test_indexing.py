@@ -385,3 +385,26 @@ def test_onehot_out_of_range_indices_are_legal():
     res = infer_node("OneHot", ins)
     assert res.consistent is True and exprs(res, "y0") == (2, 3)
     assert run_ort("OneHot", ins) == [(2, 3)]
+
+
+def test_topk_k_from_a_shape_is_exact_and_bounded():
+    """Issue 7: a sympy Symbol is a sympy Boolean too; k = Shape(K[k]) is an int element."""
+    from smtshape import analyze
+    from smtshape.context import element_kind
+    from smtshape.expr import symbol
+    from smtshape.testing import run_onnxruntime
+    import sympy
+    assert element_kind(symbol("k")) == "int" and element_kind(sympy.Eq(symbol("k"), 1)) == "bool"
+    assert element_kind(True) == "bool" and element_kind(np.int64(3)) == "int" and element_kind(None) == "unknown"
+    assert element_kind(sympy.Float(1.5)) == "unknown"
+    nodes = [helper.make_node("Shape", ["kk"], ["ks"]), helper.make_node("TopK", ["x", "ks"], ["v", "i"], name="topk")]
+    m = _graph(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", 100]),
+                       helper.make_tensor_value_info("kk", TensorProto.FLOAT, ["k"])], {}, outputs=("v", "i"))
+    res = analyze(m)
+    assert exprs(res, "v") == ("B", "k") and all(d.exactness is EX for d in res.shape("v"))
+    assert res.prove("k <= 100").name == "PROVEN"
+    assert [s.relation for s in res.specializations if s.kind == "upper"] == ["k <= 100"]
+    feeds = {"x": np.zeros((1, 100), np.float32)}
+    assert run_onnxruntime(m, dict(feeds, kk=np.zeros(100, np.float32)))[0].shape == (1, 100)
+    with pytest.raises(Exception):
+        run_onnxruntime(m, dict(feeds, kk=np.zeros(101, np.float32)))
