@@ -87,8 +87,10 @@ class Specialization:
 
 
 class Specializations(list):
-    """The list of specializations, also indexed by input dim name:
-    ``specs["seq"].value == 196``, ``"seq" in specs``, ``specs.as_dict()``.
+    """The list of specializations (limits the model forces), also indexed by input dim
+    name: ``specs["seq"].value == 196``, ``"seq" in specs``, ``specs.as_dict()``.
+    ``specs.premises``: assumptions of the analysis (``kind == "premise"``), kept out of
+    the list: they are not limits of the model.
     Indexing by name returns the symbol's first finding (its equality, else its upper
     bound, else its lower bound); ``for_symbol(name)`` returns all of them."""
 
@@ -108,14 +110,14 @@ class Specializations(list):
     def for_symbol(self, name: str) -> list:
         return [s for s in self if s.symbol == name]
 
-    @property
-    def limits(self) -> list:
-        """Findings that are limits of the model (premises excluded)."""
-        return [s for s in self if s.kind != "premise"]
+    def __init__(self, items=(), premises=()):
+        super().__init__(s for s in items if s.kind != "premise")
+        self.premises = [s for s in items if s.kind == "premise"] + list(premises)
 
     @property
-    def premises(self) -> list:
-        return [s for s in self if s.kind == "premise"]
+    def limits(self) -> list:
+        """Findings that are limits of the model (the list itself: premises are kept apart)."""
+        return list(self)
 
     def as_dict(self) -> dict:
         """{dim name: pinned int, or the relation text(s) for bounds} (premises excluded)."""

@@ -331,6 +331,10 @@ class Result:
             out.append(Diagnostic("specialization", f"the model forces {s}", ", ".join(s.nodes), "", "warning"))
         for text in self.assumptions:
             out.append(Diagnostic("assumption", f"assumed: {text}", severity="info"))
+        for s in self.specializations.premises:
+            out.append(Diagnostic("assumption", f"assumption of the analysis (not a limit of the model): "
+                                  f"{s.relation}; {s.constraints[0].provenance.message}",
+                                  ", ".join(s.nodes), "", "info"))
         for d in self.store.domain.describe():
             nodes = self.engine.assumptions_used.get(d.split("(")[-1].rstrip(")"), [])
             extra = f"; relied on by {len(nodes)} node(s), e.g. '{nodes[0]}'" if nodes else "; not relied on"
