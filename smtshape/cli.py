@@ -5,12 +5,14 @@ Exit codes
         check: consistent (no conflict)        query: PROVEN
     1   check: at least one conflict           query: REFUTED
     2   bad input (model, expression, option, file); one ``smtshape: error:`` line on stderr
-    3   query: UNKNOWN; any command: internal error (a bug; please report it)
+    3   any command: internal error (a bug; please report it)
     4   check: undecided (no conflict found, but some constraints could not be
         decided; they are listed with their nodes)
     5   infer / check --static: some dim is not a static integer under the
         bindings (each such dim is listed with the symbols that block it and the
         inputs or nodes that introduce them); a conflict (check) takes precedence
+    6   query: CONTINGENT (holds for some inputs, not others; witnesses printed)
+    7   query: UNKNOWN (the solver gave up; the reason is printed)
     130 interrupted
 
 Only argparse; nothing in here evaluates user text: relations go through
@@ -96,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="smtshape",
                 description="Symbolic shape analysis of ONNX models with an SMT (Z3) backend.",
                 epilog="exit codes: 0 ok / consistent / PROVEN, 1 conflict / REFUTED, "
-                       "2 bad input, 3 UNKNOWN or internal error, 4 undecided (check), "
-                       "5 not static (--static), 130 interrupted")
+                       "2 bad input, 3 internal error, 4 undecided (check), "
+                       "5 not static (--static), 6 CONTINGENT / 7 UNKNOWN (query), 130 interrupted")
     p.add_argument("--version", action="version", version=f"smtshape {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
