@@ -209,9 +209,9 @@ FAMILIES = {
     "reshape_concat_chain": (reshape_concat_chain, 50),
     "wide_concat": (wide_concat, 250),
     "runtime_shape_vector": (runtime_shape_vector, 125),
-    "chained_slices": (chained_slices, 2),
-    "chained_shape_slices": (chained_shape_slices, 2),
+    "chained_slices": (chained_slices, 4),
+    "chained_shape_slices": (chained_shape_slices, 4),
     "nested_loops": (nested_loops, 2),
     "nested_scans": (nested_scans, 2),
-    "nonlinear_relations": (nonlinear_relations, 5),
+    "nonlinear_relations": (nonlinear_relations, 10),
 }

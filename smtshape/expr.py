@@ -242,17 +242,33 @@ def neg(a) -> Expr:
 
 
 def prod(items) -> Expr:
-    out: Expr = 1
+    """Product of many factors, built at once (see ``total``)."""
+    items = list(items)
+    const = 1
+    syms = []
     for x in items:
-        out = mul(out, x)
-    return out
+        if isinstance(x, int):
+            const *= x
+        else:
+            syms.append(x)
+    if not syms or const == 0:
+        return const
+    if len(syms) == 1:
+        return mul(syms[0], const)
+    return norm(sympy.Mul(Integer(const), *syms))
 
 
 def total(items) -> Expr:
-    out: Expr = 0
-    for x in items:
-        out = add(out, x)
-    return out
+    """Sum of many terms, built at once (adding one term at a time re-flattens the
+    whole sum each time: quadratic on a Concat of thousands of inputs)."""
+    items = list(items)
+    const = sum(x for x in items if isinstance(x, int))
+    syms = [x for x in items if not isinstance(x, int)]
+    if not syms:
+        return const
+    if len(syms) == 1:
+        return add(syms[0], const)
+    return norm(sympy.Add(*syms, Integer(const)))
 
 
 @lru_cache(maxsize=65536)
@@ -353,7 +369,11 @@ def size(e) -> int:
 
 @lru_cache(maxsize=65536)
 def _size(e):
-    return int(sympy.count_ops(e))
+    # operations in the tree, counted with shared subterms cached: O(1) per new node
+    # (sympy's count_ops walks the whole tree every time: quadratic on nested chains)
+    if not e.args:
+        return 0
+    return max(len(e.args) - 1, 1) + sum(_size(a) for a in e.args)
 
 
 def evaluate(e, env: dict, definitions: dict | None = None) -> int | None:

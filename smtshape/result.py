@@ -115,7 +115,7 @@ class Result:
             if isinstance(c, int):
                 return Dim(c, Exactness.EXACT)
         data = [s for s in leaves if (st.info(s) is None or st.info(s).kind != "input")]
-        if not quiet and (st.has_residual_on(leaves) or data):
+        if not quiet and st.has_residual_on(leaves):
             v = st.static_value(c, optional=True)
             if v is not None:
                 return Dim(v, Exactness.EXACT)

@@ -187,8 +187,12 @@ class Store:
         # optional questions (upgrading exact Bcast / Min / Max / Piecewise terms, static
         # values of dims that are exact already) share one deterministic budget of checks,
         # so their cost stays bounded whatever the graph; past it, terms stay as they are
-        self.optional_budget = 2_000_000      # Z3 resource units (rlimit), deterministic: 100x the corpus maximum
+        self.optional_budget = 1_000_000      # Z3 resource units (rlimit), deterministic: 40x the corpus maximum
         self.optional_skipped = 0
+        self.optional_questions = 0
+        self.optional_rlimit = 200_000          # per optional check (a base check stays at rlimit)
+        self._optional_now = False
+        self.optional_max_questions = 256      # each costs in proportion to the base: bound the count too
 
     # ------------------------------------------------------------ symbols
     def fresh_name(self, hint: str) -> str:
@@ -213,7 +217,7 @@ class Store:
         s = E.symbol(name)
         self.symbols[name] = SymbolInfo(s, kind, origin, generated, upper, next(self._serial))
         if upper is not None:
-            self.add(le(s, upper), origin, kind="rule")
+            self.add(le(s, upper), origin, kind="bound")
         return s
 
     def new_data(self, hint: str, origin: Provenance, upper=None) -> sympy.Symbol:
@@ -662,6 +666,11 @@ class Store:
             return True
         fs = [f for _, f in batch]
         self._solver.add(*fs)
+        if self._witness([c for c, _ in batch]):
+            # a concrete assignment satisfies the base and the batch: sat, without Z3
+            self._base.extend(fs)
+            self._grew()
+            return True
         res = self._check()
         if res == z3.sat:
             self._base.extend(fs)
@@ -677,6 +686,63 @@ class Store:
         self._admit(batch)
         self._grew()
         return not self.broken
+
+    def _witness(self, batch) -> bool:
+        """Is the base plus ``batch`` satisfied by one of the simple points of
+        ``_witnesses``?  Tried for large batches only (small ones: Z3 is quick)."""
+        if len(batch) < 32 and sum(E.size(x) for c in batch for x in _sides(c.relation)) < 400:
+            return False      # a failed witness costs a full pass over the constraints
+        return bool(self._witnesses())
+
+    def _witnesses(self) -> list:
+        """Values ``v`` such that "every free symbol is ``v``" (aliases by their
+        definitions) satisfies every constraint the store holds.  Each one is a
+        model: a proof of satisfiability, and a counterexample to any claim false
+        there.  Failing to find one proves nothing."""
+        key = (self._epoch, len(self.constraints), len(self.subst))
+        hit = self._cache.get("witnesses")
+        if hit is not None and hit[1] == key:
+            return hit[0]
+        rels = [self.canon_rel(c.relation) for c in self.constraints if c.status == "residual"]
+        # eliminated atoms: a symbol keeps its domain through its value; an opaque
+        # term's definition must hold at the point too
+        for k, v in self.subst.items():
+            if isinstance(k, sympy.Symbol):
+                lo = self.lower_bound(k)
+                if lo is not None:
+                    rels.append(ge(self.canon(k), lo))
+            else:
+                rels.append(eq(E.norm(k.func(*[E.to_sympy(self.canon(E.norm(a))) for a in k.args])),
+                               self.canon(v)))
+        out = []
+        for v in (1, 2):
+            try:
+                if all(_holds(r, self._point(_rel_symbols(r), v), self.definitions) for r in rels):
+                    out.append(v)
+            except Exception:
+                pass
+        self._cache["witnesses"] = (out, key)
+        return out
+
+    def _at_witness(self, e, v):
+        return E.evaluate(e, self._point(E.free_symbols(e), v), self.definitions)
+
+    def _point(self, syms, v) -> dict:
+        """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
+        env: dict = {}
+        todo = list(syms)
+        seen = set()
+        while todo:
+            x = todo.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            d = self.definitions.get(x)
+            if d is None:
+                env[x.name] = v
+            else:
+                todo.extend(E.free_symbols(d))
+        return env
 
     def _admit(self, batch):
         """Add ``batch`` to the base, setting aside what makes it unsat or undecided."""
@@ -723,12 +789,17 @@ class Store:
         (Z3's own ``timeout`` is not a hard bound).  ``unknown`` is never a proof."""
         self.z3_checks += 1
         token = _WATCHDOG.arm(self.watchdog_s, self._ctx.interrupt)
+        limited = self._optional_now and self.optional_rlimit < self.rlimit
+        if limited:
+            self._solver.set("rlimit", self.optional_rlimit)
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
             res = z3.unknown
         finally:
             _WATCHDOG.disarm(token)
+            if limited:
+                self._solver.set("rlimit", self.rlimit)
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res
@@ -845,7 +916,8 @@ class Store:
     def _spend(self, optional: bool) -> bool:
         if not optional:
             return True
-        if self.optional_budget <= 0:
+        self.optional_questions += 1
+        if self.optional_budget <= 0 or self.optional_questions > self.optional_max_questions:
             self.optional_skipped += 1
             return False
         return True
@@ -878,6 +950,13 @@ class Store:
         if not self._sync():
             return Verdict.UNKNOWN
         spent0 = min(spent0, self._rlimit_used()) if optional else 0   # a rebuilt solver counts anew
+        self._optional_now = optional
+        try:
+            return self._decide_z3(cr, optional, spent0)
+        finally:
+            self._optional_now = False
+
+    def _decide_z3(self, cr, optional, spent0) -> Verdict:
         try:
             out: list = []
             f = self._terms.relation(cr)
@@ -887,6 +966,14 @@ class Store:
             return Verdict.UNKNOWN
         self._add_domains(out)
         can_prove = can_refute = True
+        for v in self._witnesses():
+            try:
+                if _holds(cr, self._point(_rel_symbols(cr), v), self.definitions):
+                    can_refute = False
+                else:
+                    can_prove = False
+            except Exception:
+                pass
         for m in self._models:
             val = m.eval(f, model_completion=True)
             if z3.is_false(val):
@@ -900,12 +987,13 @@ class Store:
                 verdict = Verdict.PROVEN
             elif r == z3.sat:
                 can_prove = False
-                self._models.append(self._solver.model())
+                if len(self._models) < 4:        # a few witnesses; fetching models costs
+                    self._models.append(self._solver.model())
         if verdict is Verdict.UNKNOWN and can_refute:
             r = self._check(f)
             if r == z3.unsat:
                 verdict = Verdict.REFUTED
-            elif r == z3.sat:
+            elif r == z3.sat and len(self._models) < 4:
                 self._models.append(self._solver.model())
         if len(self._models) > 8:
             del self._models[1:-4]
@@ -934,6 +1022,13 @@ class Store:
         if not self._sync():
             return None
         spent0 = min(spent0, self._rlimit_used()) if optional else 0
+        self._optional_now = optional
+        try:
+            return self._static_z3(e, key, optional, spent0)
+        finally:
+            self._optional_now = False
+
+    def _static_z3(self, e, key, optional, spent0):
         try:
             out: list = []
             t = self._terms.term(e)
@@ -942,17 +1037,22 @@ class Store:
         except Untranslatable:
             return None
         self._add_domains(out)
+        ws = self._witnesses()
+        if len(ws) == 2:
+            try:
+                if self._at_witness(e, ws[0]) != self._at_witness(e, ws[1]):
+                    self._cache[key] = (None, self._epoch)
+                    return None          # two models disagree: not static
+            except Exception:
+                pass
         model = self._base_model()
         val = None
         if model is not None:
             cand = model.eval(t, model_completion=True)
             # one model gives the only candidate; it is forced iff "e != candidate" is unsat
             if z3.is_int_value(cand):
-                r = self._check(t != cand)
-                if r == z3.unsat:
+                if self._check(t != cand) == z3.unsat:
                     val = cand.as_long()
-                elif r == z3.sat:
-                    self._models.append(self._solver.model())
         if optional:
             self.optional_budget -= self._rlimit_used() - spent0
         self._cache[key] = (val, self._epoch)
@@ -986,7 +1086,10 @@ class Store:
             return hit[0]
         out: set = set()
         for c in self.constraints:
-            if c.status in ("residual", "undecided"):
+            # a data symbol's declared bound alone never makes a dim static or upgradable
+            if c.status in ("residual", "undecided") and c.kind != "bound":
+                if c.kind == "definition" and c.relation.lhs not in self.subst:
+                    continue    # an alias's own definition constrains nothing but the alias
                 out |= _rel_symbols(self.canon_rel(c.relation))
         for s, v in self.subst.items():
             if not isinstance(v, int):
@@ -1028,7 +1131,10 @@ class Store:
                     a, b = find(syms_c[0]), find(x)
                     if a is not b:
                         parent[a] = b
-                groups.append((syms_c, _is_broadcast_disjunction(cr)))
+                ok = _is_broadcast_disjunction(cr) or (
+                    c.kind == "definition" and isinstance(cr, Rel) and cr.op == "=="
+                    and cr.lhs in self.definitions and _pure_bcast(cr.rhs))
+                groups.append((syms_c, ok))
             for syms_c, ok in groups:
                 if not ok and syms_c:
                     bad.add(find(syms_c[0]))
@@ -1042,7 +1148,7 @@ class Store:
             self._cache["broadcast_only"] = hit
         find, bad = hit[0]
         return all(isinstance(s, sympy.Symbol) and self.lower_bound(s) is not None
-                   and find(s) not in bad and s not in self.definitions for s in syms)
+                   and find(s) not in bad for s in syms)
 
     # ------------------------------------------------------------ export
     def exported(self) -> list[Constraint]:
@@ -1081,6 +1187,19 @@ class Store:
                 decl.append(f"(assert (>= {q} {lo}))")
         names = [f"; {q} = {one_line(repr(n))}" for n, q in sorted(p.names.items()) if q != f"|{n}|"]
         return "\n".join(head + names + decl + body + ["(check-sat)", ""])
+
+
+def _holds(r, env, defs) -> bool:
+    if isinstance(r, Rel):
+        a, b = E.evaluate(r.lhs, env, defs), E.evaluate(r.rhs, env, defs)
+        if a is None or b is None:
+            raise ValueError("not closed")
+        return {"==": a == b, "!=": a != b, "<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[r.op]
+    if isinstance(r, Or):
+        return any(_holds(x, env, defs) for x in r.args)
+    if isinstance(r, And):
+        return all(_holds(x, env, defs) for x in r.args)
+    return not _holds(r.arg, env, defs)
 
 
 def _pure_bcast(e) -> bool:

@@ -172,11 +172,7 @@ def _factorize(dims):
 
 
 def _build(coeff: int, fac: Counter):
-    out = coeff
-    for f, k in fac.items():
-        for _ in range(k):
-            out = E.mul(out, E.norm(f))
-    return out
+    return E.prod([coeff] + [E.norm(f) for f, k in fac.items() for _ in range(k)])
 
 
 def exact_div_products(num_dims, den_dims):
@@ -694,9 +690,10 @@ def _split_even(ctx, dim, n, axis, uneven: bool):
         chunk = E.ceildiv(dim, n)
         last = E.sub(dim, E.mul(chunk, n - 1))
         if n > 1:
-            ctx.require(gt(last, 0), "split.chunks",
+            # onnxruntime accepts an empty last chunk (4 -> 2, 2, 0... and 0 -> 0, 0), refuses a negative one
+            ctx.require(ge(last, 0), "split.chunks",
                         f"Split into {n} outputs of ceil({_s(dim)} / {n}) along axis {axis} leaves a last chunk "
-                        f"({_s(last)}) of at least 1")
+                        f"({_s(last)}) that is not negative")
         return [chunk] * (n - 1) + [last]
     if n > 1:
         ctx.equal(E.mod(dim, n), 0, "split.even",
