@@ -396,3 +396,80 @@ def scan_rule(ctx):
                 else back(d) for k, d in enumerate(t.shape)]
         ax = norm_axis(ctx, out_axes[q], len(dims) + 1, "scan_output_axes")
         ctx.set_output(n + q, dims[:ax] + [length] + dims[ax:], t.dtype)
+
+
+# ---------------------------------------------------------------- Scan (opset 8)
+@register("", "Scan", since_version=8)
+def scan_rule_8(ctx):
+    """Scan-8: a batch axis 0 on every state and scan input, the scan axis 1 of every
+    scan input (an optional ``sequence_lens`` [B] first input lets batches stop early:
+    the scan outputs are padded to the longest).  The body sees states and scan
+    elements without the batch axis; final states are [B, ...], scan outputs [B, S, ...]."""
+    body = _graph_attr(ctx, "body")
+    m = int(ctx.require_attr("num_scan_inputs"))
+    n = ctx.num_inputs - 1 - m
+    if m < 1 or n < 0:
+        ctx.fail(f"num_scan_inputs is {m} but the node has {ctx.num_inputs} inputs")
+    if len(body.inputs) != n + m:
+        ctx.fail(f"body has {len(body.inputs)} inputs, expected {n} states + {m} scan inputs")
+    k_out = len(body.outputs) - n
+    if k_out < 0:
+        ctx.fail(f"body has {len(body.outputs)} outputs, fewer than its {n} states")
+    batches, lengths, slices, init = [], [], [], []
+    for j in range(n):
+        s = ctx.shape(1 + j)
+        if s is not None:
+            if len(s) < 1:
+                ctx.fail(f"state {j} needs a batch axis (rank >= 1), has rank 0")
+            batches.append(s[0])
+        init.append(None if s is None else tuple(s[1:]))
+    for j in range(m):
+        s = ctx.shape(1 + n + j)
+        if s is None:
+            slices.append(None)
+            continue
+        if len(s) < 2:
+            ctx.fail(f"scan input {j} needs batch and sequence axes (rank >= 2), has rank {len(s)}")
+        batches.append(s[0])
+        lengths.append(s[1])
+        slices.append(tuple(s[2:]))
+    if ctx.has_input(0) and ctx.shape(0) is not None:
+        sl = ctx.shape(0)
+        if len(sl) != 1:
+            ctx.fail(f"sequence_lens must be 1-D, has rank {len(sl)}")
+        batches.append(sl[0])
+    b = unify_all(ctx, batches, "scan.batch", "every state, scan input and sequence_lens has the same batch size") \
+        if batches else ctx.unknown_dim("scan_batch")
+    length = unify_all(ctx, lengths, "scan.length", "every scan input has the same sequence length") \
+        if lengths else ctx.unknown_dim("scan_len")
+    known = set(ctx.store.symbols)
+    eng = ctx.engine
+
+    def walk(store, shapes_in):
+        for j, s in enumerate(shapes_in):
+            eng.values[body.inputs[j]] = TensorInfo(s, ctx.dtype(1 + j))
+        for j in range(m):
+            eng.values[body.inputs[n + j]] = TensorInfo(slices[j], ctx.dtype(1 + n + j))
+        _walk(ctx, body, store)
+        if store is not ctx.store:
+            _reserve_names(ctx, store)
+        return [_out_info(ctx, v) for v in body.outputs]
+
+    # the body may run zero times (or a batch may stop early): never in the main store
+    varying, outs, back = _carried_fixpoint(ctx, walk, init, False, lambda o: o[:n])
+    for j in range(n):
+        s, var = init[j], varying[j]
+        if s is None or var is None:
+            ctx.set_output(j, None, ctx.dtype(1 + j))
+            continue
+        ctx.set_output(j, [b] + [ctx.unknown_dim(f"scan_state{j}_d{k}") if k in var else d
+                                 for k, d in enumerate(s)], ctx.dtype(1 + j))
+    runs = ctx.proven(ge(length, 1))
+    for q in range(k_out):
+        t = outs[n + q]
+        if t.shape is None or not runs:
+            ctx.set_output(n + q, None, t.dtype)
+            continue
+        dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, back(d), known) else back(d)
+                for k, d in enumerate(t.shape)]
+        ctx.set_output(n + q, [b, length] + dims, t.dtype)

@@ -226,3 +226,38 @@ def test_scan_length_unknown_to_be_positive_leaves_scan_output_rank_unknown():
     res = smtshape.analyze(_scan_model(0, 0, ["L", "D"]))
     assert res.shape("ys") is None           # at L == 0 there is no iteration to take a shape from
     assert [str(d) for d in res.shape("s_final")] == ["D"]
+
+
+def _scan8_model(with_lens: bool):
+    from onnx import TensorProto as TP, helper
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "x_in"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y_out"])],
+        "b", [helper.make_tensor_value_info("s_in", TP.FLOAT, [4]), helper.make_tensor_value_info("x_in", TP.FLOAT, [4])],
+        [helper.make_tensor_value_info("s_out", TP.FLOAT, [4]), helper.make_tensor_value_info("y_out", TP.FLOAT, [4])])
+    node = helper.make_node("Scan", ["lens" if with_lens else "", "s0", "x"], ["s", "y"], name="scan", body=body,
+                            num_scan_inputs=1)
+    ins = [helper.make_tensor_value_info("s0", TP.FLOAT, ["B", 4]), helper.make_tensor_value_info("x", TP.FLOAT, ["B", "S", 4])]
+    if with_lens:
+        ins.insert(0, helper.make_tensor_value_info("lens", TP.INT64, ["B"]))
+    g = helper.make_graph([node], "g", ins, [helper.make_tensor_value_info("s", TP.FLOAT, None),
+                                             helper.make_tensor_value_info("y", TP.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 8)], ir_version=4)
+
+
+@pytest.mark.parametrize("with_lens", [False, True])
+def test_scan_8_batch_and_sequence_axes_like_onnxruntime(with_lens):
+    import numpy as np
+    import smtshape
+    from smtshape.testing import run_onnxruntime
+    model = _scan8_model(with_lens)
+    res = smtshape.analyze(model, assume=["S >= 1"])
+    assert res.conflicts == [] and res.unchecked_nodes == []
+    for B, S in [(2, 5), (1, 1), (3, 2)]:
+        feeds = {"s0": np.zeros((B, 4), np.float32), "x": np.zeros((B, S, 4), np.float32)}
+        if with_lens:
+            feeds["lens"] = np.full((B,), S, np.int64)
+        got = [o.shape for o in run_onnxruntime(model, feeds)]
+        ours = res.evaluate({"B": B, "S": S})
+        assert (ours["s"], ours["y"]) == tuple(got)
+    # zero-length sequences: no iteration, the scan output's per-step shape is not claimed
+    assert smtshape.analyze(model).shape("y") is None
