@@ -660,6 +660,9 @@ def _smtshape_env_fn(res, test: NodeTest):
             seq = res._lookup(i.name)[1].seq
         except KeyError:
             continue
+        if seq is not None and seq.optional and seq.elems:
+            # an optional input holding a sequence: the content's length
+            seq = getattr(seq.elems[0], "seq", None)
         n = getattr(seq, "length", None) if seq is not None else None
         name = getattr(n, "name", None)
         if name is not None and getattr(n, "is_Symbol", False):
