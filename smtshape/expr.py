@@ -61,13 +61,13 @@ def to_sympy(e):
     return Integer(e) if isinstance(e, int) else e
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=65536)
 def symbol(name: str) -> sympy.Symbol:
     """The one constructor of dim symbols: integer and non-negative."""
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
-@lru_cache(maxsize=None)
+@lru_cache(maxsize=65536)
 def value_symbol(name: str) -> sympy.Symbol:
     """A symbol for a runtime *element value* (may be negative)."""
     return sympy.Symbol(name, integer=True)
