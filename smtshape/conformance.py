@@ -362,6 +362,26 @@ def _clear_shape(tp) -> None:
         tt.ClearField("shape")
 
 
+def _sequence_dim_params(g, test: NodeTest) -> dict:
+    """Sizes of the dim_params a model declares on its sequence inputs' element
+    type, where every element of the test's sequence has the same size there
+    (tensor inputs' dims are bound through the runtime input shapes instead)."""
+    data = {i.name: i for i in test.inputs}
+    sizes: dict = {}
+    for vi in g.input:
+        d = data.get(vi.name)
+        if d is None or d.kind != "sequence" or not d.elem_shapes or vi.type.HasField("tensor_type"):
+            continue
+        tt = _tensor_type_of(vi.type)
+        if tt is None or not tt.HasField("shape"):
+            continue
+        for a, dim in enumerate(tt.shape.dim):
+            if dim.dim_param:
+                seen = {s[a] if s is not None and a < len(s) else None for s in d.elem_shapes}
+                sizes.setdefault(dim.dim_param, set()).update(seen)
+    return {k: v.pop() for k, v in sizes.items() if len(v) == 1 and None not in v}
+
+
 def variant_model(test: NodeTest, variant: str):
     """The test's model for one variant, and the binding of the fresh dim
     names of the symbolic variant: ``(ModelProto, {dim name: size})``."""
@@ -376,7 +396,7 @@ def variant_model(test: NodeTest, variant: str):
     _strip_value_info(g)
     for vi in g.output:
         _clear_shape(vi.type)
-    binding: dict = {}
+    binding = _sequence_dim_params(g, test)
     if variant == "static":
         return m, binding
 
@@ -401,6 +421,8 @@ def variant_model(test: NodeTest, variant: str):
             m.ir_version = 4  # initializers that are not graph inputs
     if variant == "values":
         return m, binding
+
+    binding = {}     # every input dim gets a fresh name below
 
     k = 0
     for vi in g.input:
