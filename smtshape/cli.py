@@ -324,15 +324,16 @@ class _CountingRules:
 
 
 def _count_nodes(graph) -> int:
+    """Nodes of a GraphProto and its subgraphs (the progress bar's total)."""
+    import onnx
     n = 0
-    for node in graph:
+    for node in graph.node:
         n += 1
-        for attr in node.attributes.values():
-            g = getattr(attr, "value", None)
-            if attr.type.name == "GRAPH" and g is not None:
-                n += _count_nodes(g)
-            elif attr.type.name == "GRAPHS" and g is not None:
-                n += sum(_count_nodes(x) for x in g)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                n += _count_nodes(attr.g)
+            elif attr.type == onnx.AttributeProto.GRAPHS:
+                n += sum(_count_nodes(g) for g in attr.graphs)
     return n
 
 
@@ -368,9 +369,10 @@ def _analyze(args, progress=None):
     check_assumptions(args.assume)
     rules = load_rules(args.rules)
     if progress is not None and progress.enabled:
+        progress.phase("loading the model", 0)
         try:
-            from .engine import load_model
-            total = _count_nodes(load_model(model).graph)
+            import onnx
+            total = _count_nodes(onnx.load(model, load_external_data=False).graph)
         except Exception:
             total = 0
         rules = _CountingRules(rules, progress.phase("walking the graph", total))

@@ -18,6 +18,7 @@ from .dim import Exactness
 MAX_DIM_CHARS = 40          # a dim longer than this is abbreviated in the table (full in --json)
 MAX_NAME_CHARS = 60         # value names longer than this are shortened in the middle
 MAX_ITEMS = 20              # per findings section, before "... and N more"
+MAX_FINDING_CHARS = 240     # a one-line finding longer than this is abbreviated (full in --json)
 
 
 # ------------------------------------------------------------------ text helpers
@@ -223,6 +224,8 @@ def _section(lines, st, title, items, total=None):
         return
     lines.append(f"{st(title, 'bold')}:")
     for it in items[:MAX_ITEMS]:
+        if "\n" not in it:
+            it = abbreviate(it, MAX_FINDING_CHARS)
         lines.append(indent(it))
     extra = (total if total is not None else len(items)) - min(len(items), MAX_ITEMS)
     if extra > 0:
@@ -293,10 +296,10 @@ def table_lines(result, names, st: Style, tick=None) -> tuple[list[str], int]:
         rows.append((abbreviate(one_line(name), MAX_NAME_CHARS), clean(text), dtype_text(result.dtype(name))))
     hdr = ("value", "shape", "dtype")
     w0 = max([len(hdr[0])] + [len(r[0]) for r in rows])
-    w1 = min(100, max([len(hdr[1])] + [len(r[1]) for r in rows]))
-    lines = [st(f"{hdr[0].ljust(w0)}  {hdr[1].ljust(w1)}  {hdr[2]}", "bold")]
-    for r in rows:
-        lines.append(f"{r[0].ljust(w0)}  {r[1].ljust(w1)}  {r[2]}")
+    w2 = max([len(hdr[2])] + [len(r[2]) for r in rows])
+    lines = [st(f"{hdr[0].ljust(w0)}  {hdr[2].ljust(w2)}  {hdr[1]}", "bold")]
+    for r in rows:        # shape last: a long shape never pushes another column off the screen
+        lines.append(f"{r[0].ljust(w0)}  {r[2].ljust(w2)}  {r[1]}")
     return lines, cut
 
 
@@ -319,6 +322,9 @@ def render(result, model_path: str, binds: dict | None = None, *, findings_only:
         tick = progress.phase("solving shapes", len(result.value_names))
     counts = dim_counts(result, tick=tick)   # solves every shape once (cached by the result)
     if progress is not None:
+        progress.done()
+        progress.phase("finding the limits the model forces", 0)
+        result.specializations                 # computed once (cached by the result)
         progress.done()
     lines = summary_lines(result, model_path, st, counts)
     lines.append("")
@@ -376,9 +382,9 @@ class Progress:
         with self._lock:
             if self._closed or self._bar is None:
                 return
+            self._sync()
             self._bar.start()
             self._shown = True
-            self._sync()
 
     def _sync(self):
         if self._bar is not None:

@@ -341,7 +341,7 @@ def test_upper_bound_and_unknown_dims(tmp_path, capsys):
         [V("nz", TP.INT64, None), V("r", TP.FLOAT, None)]), tmp_path / "dyn.onnx")
     code, out, _ = run(capsys, "infer", path)
     assert code == 0
-    nz = row(out, "nz").split()[1:3]
+    nz = row(out, "nz").split()[2:4]
     assert nz[0] == "(2," and nz[1].endswith("<=4")        # "(2, nonzero_n<=4 * n)"
     assert "<=4 * n)" in row(out, "nz")
     r = row(out, "r")

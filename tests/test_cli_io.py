@@ -129,7 +129,7 @@ def test_rules_module_with_a_registry_object(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(capsys, "infer", p, "--rules", "my_rules_a", "--filter", "y")
     assert code == 0 and "0 nodes without a rule" in out
-    assert [line for line in out.splitlines() if line.startswith("y ")][0].split()[1:3] == ["(n,", "3)"]
+    assert [line for line in out.splitlines() if line.startswith("y ")][0].split()[2:4] == ["(n,", "3)"]
     code, out, _ = run(capsys, "infer", p, "--rules", str(tmp_path / "my_rules_a.py"), "--findings")
     assert "0 nodes without a rule" in out
     code, out, _ = run(capsys, "infer", p, "--findings")          # scoped: not left behind
