@@ -222,7 +222,7 @@ def test_nll_loss(x, reduction, weight):
     ins = [ts("float", names(x, "x")), ts("int64", names(t, "t"))] + ([ts("float", ["W"])] if weight else [])
     res = infer_node("NegativeLogLikelihoodLoss", ins, {"reduction": reduction}, opset=13)
     assert not res.conflicts
-    bind = {**dict(zip(names(x, "x"), x)), **dict(zip(names(t, "t"), t)), "W": x[1]}
+    bind = {**dict(zip(names(x, "x"), x)), **dict(zip(names(t, "t"), t)), **({"W": x[1]} if weight else {})}
     conc = [ts("float", x), ts("int64", t)] + ([ts("float", [x[1]])] if weight else [])
     feeds = {"x0": rnd(x), "x1": np.zeros(t, np.int64)}
     if weight:
