@@ -18,7 +18,7 @@ from .dim import Exactness
 MAX_DIM_CHARS = 40          # a dim longer than this is abbreviated in the table (full in --json)
 MAX_NAME_CHARS = 60         # value names longer than this are shortened in the middle
 MAX_ITEMS = 20              # per findings section, before "... and N more"
-MAX_FINDING_CHARS = 240     # a one-line finding longer than this is abbreviated (full in --json)
+MAX_FINDING_CHARS = 160     # a one-line finding longer than this is abbreviated (full in --json)
 
 
 # ------------------------------------------------------------------ text helpers
@@ -218,16 +218,16 @@ def summary_lines(result, model_path, st: Style, counts: dict) -> list[str]:
     return lines
 
 
-def _section(lines, st, title, items, total=None):
+def _section(lines, st, title, items, total=None, limit=MAX_ITEMS):
     if not items:
         lines.append(f"{st(title, 'bold')}: none")
         return
     lines.append(f"{st(title, 'bold')}:")
-    for it in items[:MAX_ITEMS]:
+    for it in items[:limit]:
         if "\n" not in it:
             it = abbreviate(it, MAX_FINDING_CHARS)
         lines.append(indent(it))
-    extra = (total if total is not None else len(items)) - min(len(items), MAX_ITEMS)
+    extra = (total if total is not None else len(items)) - min(len(items), limit)
     if extra > 0:
         lines.append(f"  ... and {extra} more (--json lists them all)")
 
@@ -258,8 +258,15 @@ def findings_lines(result, binds: dict, st: Style) -> list[str]:
     _section(lines, st, "conflicts", [explain_conflict(result, c, nodes) for c in result.conflicts])
     _section(lines, st, "specializations", [clean(f"the model forces {s}") for s in result.specializations])
     assumed = [f"bind: {one_line(k)} = {v}" for k, v in binds.items()]
-    assumed += [one_line(d.message) for d in diags(result, "assumption")]
-    _section(lines, st, "assumptions in force", assumed)
+    analysis = []
+    for d in diags(result, "assumption"):
+        (analysis if d.message.startswith("assumption of the analysis") else assumed).append(one_line(d.message))
+    if len(analysis) > 3:        # many similar range assumptions (float32 sizes, ...): a few, then a count
+        assumed += analysis[:3] + [f"... and {len(analysis) - 3} more assumptions of the analysis "
+                                   "(--json lists them all)"]
+    else:
+        assumed += analysis
+    _section(lines, st, "assumptions in force", assumed, limit=max(MAX_ITEMS, len(assumed)))
     _section(lines, st, "annotation findings", [fmt_diag(d) for d in diags(result, "annotation")])
     _section(lines, st, "ops with no rule", unchecked_groups(result))
     und = result.undecided
