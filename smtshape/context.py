@@ -160,16 +160,17 @@ class Context:
     def require_attr(self, name: str):
         v = self.attr(name)
         if v is None:
-            self.fail(f"required attribute '{name}' is missing")
+            self.invalid(f"{self.op_type}'s required attribute '{name}' is missing", f"{self.op_type.lower()}.attribute")
         return v
 
     def check_inputs(self, min_count: int, max_count: int | None = None):
         present = sum(1 for i in range(self.num_inputs) if self.has_input(i))
         n = self.num_inputs
         if n < min_count or not all(self.has_input(i) for i in range(min_count)):
-            self.fail(f"needs at least {min_count} inputs, has {present}")
+            self.invalid(f"{self.op_type} needs at least {min_count} inputs, has {present}",
+                         f"{self.op_type.lower()}.arity")
         if max_count is not None and n > max_count:
-            self.fail(f"takes at most {max_count} inputs, has {n}")
+            self.invalid(f"{self.op_type} takes at most {max_count} inputs, has {n}", f"{self.op_type.lower()}.arity")
 
     # ------------------------------------------------------------ outputs
     def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None, tensor=None,

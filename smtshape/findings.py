@@ -52,6 +52,7 @@ class Specialization:
     constraints: list = field(default_factory=list)
     kind: str = "equal"
     bound: int | None = None
+    condition: str = ""            # the relation holds when this does (``batch >= 1``), "" always
 
     @property
     def assumptions(self) -> list[str]:
@@ -83,7 +84,8 @@ class Specialization:
         if self.kind == "premise":
             return f"{self.relation}  (an assumption of the analysis, made at {where}; not a limit of the model)"
         extra = f"; under the assumptions: {'; '.join(self.assumptions)}" if self.assumptions else ""
-        return f"{self.relation}  (forced by {where}{extra})"
+        when = f" when {self.condition}" if self.condition else ""
+        return f"{self.relation}{when}  (forced by {where}{extra})"
 
 
 class Specializations(list):
@@ -171,14 +173,15 @@ class _Solver:
         return x.as_long() if z3.is_int_value(x) else None
 
 
-def _upper(sv, v, start):
-    """The largest value ``v`` can take (int), None when unbounded or undecided."""
-    if sv.check(v > BIG) != z3.unsat:
+def _upper(sv, v, start, extra=()):
+    """The largest value ``v`` can take (int), None when unbounded or undecided
+    (under the ``extra`` assumptions when given)."""
+    if sv.check(*extra, v > BIG) != z3.unsat:
         return None
     lo, hi = start, BIG          # lo attainable, v <= hi entailed
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        r = sv.check(v >= mid)
+        r = sv.check(*extra, v >= mid)
         if r == z3.sat:
             x = sv.value(v)
             lo = max(mid, x if x is not None else mid)
@@ -266,8 +269,37 @@ def specializations(store) -> list[Specialization]:
             _add(out, store, cone, s, ge(s, lo), f"{s.name} >= {lo}", "lower", lo)
         if hi is not None:
             _add(out, store, cone, s, le(s, hi), f"{s.name} <= {hi}", "upper", hi)
+        else:
+            _conditional_upper(out, store, sv, cone, s, v, inputs)
         _divisibility(out, store, sv, cone, s, v, lo, hi)
     return out + _premises(store, premises)
+
+
+def _conditional_upper(out, store, sv, cone, s, v, inputs):
+    """No upper bound at all: is there one whenever the other input dims are non-zero
+    (``seq <= 128`` when ``batch >= 1``: an empty batch gathers no positions)?"""
+    others = [i.symbol for i in inputs if i.symbol is not s and i.symbol not in store.subst
+              and any(i.symbol in c.relation.symbols() for c in cone)]
+    if not others:
+        return
+    extra = [sv.terms.var(o.name) >= 1 for o in others]
+    if sv.check(*extra) != z3.sat:
+        return
+    start = sv.value(v)
+    if start is None:
+        return
+    hi = _upper(sv, v, start, extra)
+    if hi is None:
+        return
+    cond = " and ".join(f"{o.name} >= 1" for o in sorted(others, key=lambda x: x.name))
+    from .constraints import all_of, any_of, lt
+    rel = any_of(*(lt(o, 1) for o in others), le(s, hi))
+    if _assumptions_alone_imply(store, rel):
+        return
+    core = store.explain_entailment(rel, cone) or cone
+    spec = Specialization(s.name, f"{s.name} <= {hi}", None, _nodes(core), core, "upper", hi)
+    spec.condition = cond
+    out.append(spec)
 
 
 def _pinned(store, s):
