@@ -460,7 +460,12 @@ class Result:
             write_atomic(path, proto.SerializeToString())
             return
         base = os.path.dirname(os.path.abspath(src)) if src else os.getcwd()
-        sources = _inline_external(external, base)
+        bases = {}          # an onnx_ir model loaded with ir.load knows each tensor's folder
+        for name, v in self.model.graph.initializers.items():
+            t = v.const_value
+            if isinstance(t, ir.ExternalTensor) and getattr(t, "base_dir", ""):
+                bases[name] = os.fspath(t.base_dir)
+        sources = _inline_external(external, base, bases)
         location = external_data_location or (os.path.basename(path) + ".data")
         data_path = os.path.join(os.path.dirname(os.path.abspath(path)), location)
         for f in sources | ({os.path.abspath(src)} if src else set()):
@@ -570,14 +575,14 @@ def _all_initializers(graph):
                     yield from _all_initializers(sub)
 
 
-def _inline_external(tensors, base: str) -> set:
-    """Read each external tensor's bytes (relative to ``base``) into raw_data;
-    returns the data files read."""
+def _inline_external(tensors, base: str, bases=None) -> set:
+    """Read each external tensor's bytes (relative to ``bases[name]`` or ``base``)
+    into raw_data; returns the data files read."""
     files = set()
     for t in tensors:
         info = {kv.key: kv.value for kv in t.external_data}
         loc = info.get("location", "")
-        f = loc if os.path.isabs(loc) else os.path.join(base, loc)
+        f = loc if os.path.isabs(loc) else os.path.join((bases or {}).get(t.name, base), loc)
         files.add(os.path.abspath(f))
         try:
             with open(f, "rb") as fh:

@@ -170,3 +170,16 @@ def test_entry_point_group_is_loaded(tmp_path, capsys, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(capsys, "infer", p, "--findings")
     assert code == 0 and "0 nodes without a rule" in out
+
+
+def test_save_of_an_onnx_ir_model_with_external_data(tmp_path, monkeypatch):
+    import onnx_ir as ir
+    import smtshape
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir(), dst.mkdir()
+    onnx.save(mlp_model(), str(src / "m.onnx"), save_as_external_data=True, location="w.bin")
+    monkeypatch.chdir(dst)                     # neither the model's folder nor the output's
+    res = smtshape.analyze(ir.load(str(src / "m.onnx")))
+    res.save(str(dst / "o.onnx"))
+    x = np.ones((2, 64), np.float32)
+    np.testing.assert_array_equal(ort_run(dst / "o.onnx", x), ort_run(src / "m.onnx", x))
