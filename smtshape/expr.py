@@ -403,3 +403,95 @@ def evaluate(e, env: dict, definitions: dict | None = None) -> int | None:
     except Exception:  # pragma: no cover - defensive
         return None
     return v if isinstance(v, int) else None
+
+
+class NotClosed(Exception):
+    """``eval_int`` met a symbol with no value, or a division by zero."""
+
+
+_REL_OPS = {"Equality": lambda a, b: a == b, "Unequality": lambda a, b: a != b,
+            "LessThan": lambda a, b: a <= b, "StrictLessThan": lambda a, b: a < b,
+            "GreaterThan": lambda a, b: a >= b, "StrictGreaterThan": lambda a, b: a > b}
+
+
+def eval_int(e, env: dict, definitions: dict | None = None, memo: dict | None = None):
+    """Evaluate ``e`` at integer point ``env`` ({name: int}) with plain Python
+    integers, never building sympy terms (sympy's ``Min`` / ``Piecewise`` re-simplify
+    on every rebuild).  Aliases in ``definitions`` are evaluated from them.
+    Raises ``NotClosed`` for a symbol without a value or a division by zero."""
+    if isinstance(e, int):
+        return e
+    if memo is None:
+        memo = {}
+    hit = memo.get(e)
+    if hit is not None:
+        return hit
+    out = _eval_int(e, env, definitions, memo)
+    memo[e] = out
+    return out
+
+
+def _eval_int(e, env, defs, memo):
+    ev = lambda x: eval_int(x, env, defs, memo)  # noqa: E731
+    if isinstance(e, Integer) or isinstance(e, sympy.Integer):
+        return int(e)
+    if isinstance(e, sympy.Symbol):
+        v = env.get(e.name)
+        if v is not None:
+            return v
+        if defs and e in defs:
+            return ev(defs[e])
+        raise NotClosed(e.name)
+    if isinstance(e, sympy.Add):
+        return sum(ev(a) for a in e.args)
+    if isinstance(e, sympy.Mul):
+        out = 1
+        for a in e.args:
+            out *= ev(a)
+        return out
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
+        return ev(e.base) ** int(e.exp)
+    if isinstance(e, (FloorDiv, CeilDiv, Mod)):
+        a, b = ev(e.args[0]), ev(e.args[1])
+        if b == 0:
+            raise NotClosed("division by zero")
+        if isinstance(e, FloorDiv):
+            return a // b
+        if isinstance(e, Mod):
+            return a % b
+        return -((-a) // b)
+    if isinstance(e, Bcast):
+        a, b = ev(e.args[0]), ev(e.args[1])
+        return a if b == 1 else b
+    if isinstance(e, sympy.Min):
+        return min(ev(a) for a in e.args)
+    if isinstance(e, sympy.Max):
+        return max(ev(a) for a in e.args)
+    if isinstance(e, sympy.Piecewise):
+        for val, cond in e.args:
+            if eval_cond(cond, env, defs, memo):
+                return ev(val)
+        raise NotClosed("no Piecewise branch holds")
+    raise NotClosed(f"cannot evaluate {type(e).__name__}")
+
+
+def eval_cond(c, env, defs=None, memo=None) -> bool:
+    if memo is None:
+        memo = {}
+    if c is sympy.true or c is True:
+        return True
+    if c is sympy.false or c is False:
+        return False
+    op = _REL_OPS.get(type(c).__name__)
+    if op is not None:
+        return op(eval_int(c.lhs, env, defs, memo), eval_int(c.rhs, env, defs, memo))
+    if isinstance(c, sympy.And):
+        return all(eval_cond(a, env, defs, memo) for a in c.args)
+    if isinstance(c, sympy.Or):
+        return any(eval_cond(a, env, defs, memo) for a in c.args)
+    if isinstance(c, sympy.Not):
+        return not eval_cond(c.args[0], env, defs, memo)
+    if isinstance(c, sympy.ITE):
+        a, b, d = c.args
+        return eval_cond(b, env, defs, memo) if eval_cond(a, env, defs, memo) else eval_cond(d, env, defs, memo)
+    raise NotClosed(f"cannot evaluate condition {type(c).__name__}")

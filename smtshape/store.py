@@ -192,6 +192,7 @@ class Store:
         self.optional_questions = 0
         self.optional_rlimit = 200_000          # per optional check (a base check stays at rlimit)
         self._optional_now = False
+        self._huge_syms: set = set()
         self.optional_max_questions = 256      # each costs in proportion to the base: bound the count too
 
     # ------------------------------------------------------------ symbols
@@ -259,6 +260,7 @@ class Store:
         new._ctx = new._terms = new._solver = None
         new._base = []
         new._fed_syms, new._fed_elims = set(), set()
+        new._huge_syms = set()
         new._pending, new._pending_elims, new._models = [], [], []
         new._cache = {}
         new.z3_checks = new.z3_unknowns = 0
@@ -619,6 +621,10 @@ class Store:
             return
         if isinstance(s, sympy.Symbol):
             self._fed_syms.add(s)
+        if E.size(s if not isinstance(s, sympy.Symbol) else val) > 4 * E.MAX_OPS:
+            # Z3 is slow on huge nonlinear terms (a 1000-factor element count): optional
+            # questions about their symbols are not asked
+            self._huge_syms |= E.free_symbols(s) | E.free_symbols(val)
         out.append(lhs == t)
         syms = set(E.free_symbols(val))
         if not isinstance(s, sympy.Symbol):
@@ -715,9 +721,14 @@ class Store:
                 rels.append(eq(E.norm(k.func(*[E.to_sympy(self.canon(E.norm(a))) for a in k.args])),
                                self.canon(v)))
         out = []
+        syms: set = set()
+        for r in rels:
+            syms |= _rel_symbols(r)
         for v in (1, 2):
+            env = self._point(syms, v)
+            memo: dict = {}
             try:
-                if all(_holds(r, self._point(_rel_symbols(r), v), self.definitions) for r in rels):
+                if all(_holds(r, env, self.definitions, memo) for r in rels):
                     out.append(v)
             except Exception:
                 pass
@@ -725,7 +736,7 @@ class Store:
         return out
 
     def _at_witness(self, e, v):
-        return E.evaluate(e, self._point(E.free_symbols(e), v), self.definitions)
+        return E.eval_int(e, self._point(E.free_symbols(e), v), self.definitions)
 
     def _point(self, syms, v) -> dict:
         """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
@@ -913,9 +924,12 @@ class Store:
         except Exception:
             return 0
 
-    def _spend(self, optional: bool) -> bool:
+    def _spend(self, optional: bool, syms=()) -> bool:
         if not optional:
             return True
+        if self._huge_syms and self._huge_syms & set(syms):
+            self.optional_skipped += 1
+            return False
         self.optional_questions += 1
         if self.optional_budget <= 0 or self.optional_questions > self.optional_max_questions:
             self.optional_skipped += 1
@@ -944,7 +958,7 @@ class Store:
                 return hit[0]          # entailment is monotone: PROVEN / REFUTED stay true
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
-        if not self._spend(optional):
+        if not self._spend(optional, _rel_symbols(cr)):
             return Verdict.UNKNOWN
         spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
@@ -1016,7 +1030,7 @@ class Store:
         hit = self._cache.get(key)
         if hit is not None and (hit[0] is not None or (hit[1] == self._epoch and not self._pending)):
             return hit[0]
-        if not self._spend(optional):
+        if not self._spend(optional, E.free_symbols(e)):
             return None
         spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
@@ -1189,17 +1203,18 @@ class Store:
         return "\n".join(head + names + decl + body + ["(check-sat)", ""])
 
 
-def _holds(r, env, defs) -> bool:
+def _holds(r, env, defs, memo=None) -> bool:
+    """Truth of a relation at an integer point (plain Python arithmetic, E.eval_int)."""
+    if memo is None:
+        memo = {}
     if isinstance(r, Rel):
-        a, b = E.evaluate(r.lhs, env, defs), E.evaluate(r.rhs, env, defs)
-        if a is None or b is None:
-            raise ValueError("not closed")
+        a, b = E.eval_int(r.lhs, env, defs, memo), E.eval_int(r.rhs, env, defs, memo)
         return {"==": a == b, "!=": a != b, "<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[r.op]
     if isinstance(r, Or):
-        return any(_holds(x, env, defs) for x in r.args)
+        return any(_holds(x, env, defs, memo) for x in r.args)
     if isinstance(r, And):
-        return all(_holds(x, env, defs) for x in r.args)
-    return not _holds(r.arg, env, defs)
+        return all(_holds(x, env, defs, memo) for x in r.args)
+    return not _holds(r.arg, env, defs, memo)
 
 
 def _pure_bcast(e) -> bool:
