@@ -408,3 +408,21 @@ def test_topk_k_from_a_shape_is_exact_and_bounded():
     assert run_onnxruntime(m, dict(feeds, kk=np.zeros(100, np.float32)))[0].shape == (1, 100)
     with pytest.raises(Exception):
         run_onnxruntime(m, dict(feeds, kk=np.zeros(101, np.float32)))
+
+
+def test_index_from_shape_arithmetic_bounds_the_dim():
+    """Gather(table[16], Shape(x)[1] - 1): the last position must exist, S <= 16."""
+    from smtshape import analyze
+    from smtshape.testing import run_onnxruntime
+    nodes = [helper.make_node("Shape", ["x"], ["sh"]),
+             helper.make_node("Gather", ["sh", "one"], ["s"], axis=0),
+             helper.make_node("Sub", ["s", "one"], ["last"]),
+             helper.make_node("Gather", ["table", "last"], ["y"], name="last_row", axis=0)]
+    m = _graph(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S"])],
+               {"one": np.array(1, np.int64), "table": np.zeros((16, 4), np.float32)})
+    res = analyze(m)
+    assert res.consistent is True and "gather.index_bound" in rule_ids(res)
+    assert [s.relation for s in res.specializations if s.kind == "upper"] == ["S <= 16"]
+    run_onnxruntime(m, {"x": np.zeros((1, 16), np.float32)})
+    with pytest.raises(Exception):
+        run_onnxruntime(m, {"x": np.zeros((1, 17), np.float32)})
