@@ -170,8 +170,9 @@ def index_bound(ctx, i: int, size, axis: int, rule: str, what: str = "index", ne
     v = ctx.value(i)
     rng = "[-size, size - 1]" if negative else "[0, size - 1]"
     bad = False
-    if v is not None and all(_int_elem(x) is not None for x in v):
-        xs = [_int(x) if _int(x) is not None else x for x in v]
+    if v is not None and any(_int_elem(x) is not None for x in v):
+        # every known element must be in range (unknown ones are skipped)
+        xs = [_int(x) if _int(x) is not None else x for x in v if _int_elem(x) is not None]
         ints = [x for x in xs if isinstance(x, int)]
         syms = list(dict.fromkeys(x for x in xs if not isinstance(x, int)))
         checks = []
