@@ -36,6 +36,12 @@ def _name(n: str) -> str:
     return '"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _cheap_order(e):
+    """Terms of a sum: symbolic ones first (sympy's canonical order), the constant last."""
+    terms = list(e.args)
+    return [t for t in terms if not t.is_Number] + [t for t in terms if t.is_Number]
+
+
 # precedence: 0 top, 1 additive, 2 multiplicative, 3 unary/atom
 def _p(e, prec: int) -> str:
     if isinstance(e, (int, sympy.Integer)):
@@ -44,7 +50,9 @@ def _p(e, prec: int) -> str:
     if isinstance(e, sympy.Symbol):
         return _name(e.name)
     if isinstance(e, sympy.Add):
-        terms = list(e.as_ordered_terms())
+        # sympy's display order costs milliseconds on big sums (it evaluates terms
+        # numerically to sort them); past a small size, sympy's canonical order will do
+        terms = list(e.as_ordered_terms()) if E.size(e) <= 40 else _cheap_order(e)
         out = _p(terms[0], 1)
         for t in terms[1:]:
             c, rest = t.as_coeff_Mul()
