@@ -542,14 +542,6 @@ def _decide_piecewise(st, pw):
     return None
 
 
-def _nodes(cs) -> list:
-    out = []
-    for c in cs:
-        if c.provenance.node and c.provenance.node not in out:
-            out.append(c.provenance.node)
-    return out
-
-
 def _as_sympy(rel):
     from .constraints import And, Not, Or, Rel
     if isinstance(rel, Rel):

@@ -15,6 +15,7 @@ from ..constraints import eq, ge
 from ..printing import show
 from ..registry import register
 from .common import norm_axes, unify
+from .conv import _ints
 
 
 def _shape_str(s):
@@ -47,18 +48,6 @@ def _vector(ctx, i, what, length=None):
     if isinstance(n, int):
         return [ctx.unknown_dim(f"{what}_{k}") for k in range(n)]
     return None
-
-
-def _ints(ctx, name, n, default, minimum):
-    v = ctx.attr(name)
-    if v is None:
-        return [default] * n
-    v = [int(x) for x in v]
-    if len(v) != n:
-        ctx.fail(f"attribute '{name}' has {len(v)} values, expected {n} (one per spatial axis)")
-    if any(x < minimum for x in v):
-        ctx.fail(f"attribute '{name}' = {v} has a value below {minimum}")
-    return v
 
 
 def _windows(ctx, sizes, kernel, rule):
