@@ -251,11 +251,11 @@ class Context:
         self.fail(message)
 
     def decide(self, relation: Relation) -> Verdict:
-        """Three-valued, from the fast path and intervals only: Z3 is never on the
-        walk's critical path, and a rule's output never rests on an answer that
-        needs the whole constraint set.  A rule that can state its output exactly
-        without deciding (``E.bcast``, ``Piecewise``, ``E.smax``) should do so;
-        ``Result`` resolves such terms with the solver after the walk.
+        """Three-valued: the fast path and intervals first.  Answers come from a base
+        known to be satisfiable and are never retracted, so a rule may act on PROVEN
+        or REFUTED.  A rule that can state its output exactly without deciding
+        (``E.bcast``, ``Piecewise``, ``E.smax``) should do so; ``Result`` resolves such
+        terms with the solver after the walk.
 
         Questions that need Z3 are *optional*: they share the store's bounded
         budget, and past it the answer is UNKNOWN (so a rule falls back to a data

@@ -17,15 +17,15 @@ def norm_axis(ctx, axis: int, rank: int | None, what: str = "axis") -> int:
         if axis < 0:
             ctx.fail(f"{what} {axis} is negative and the input rank is unknown")
         return axis
-    if not -rank <= axis < rank:
-        ctx.fail(f"{what} {axis} is out of range for rank {rank}")
+    if not -rank <= axis < rank:      # the node cannot run: a conflict, not only a warning
+        ctx.invalid(f"{what} {axis} is out of range for rank {rank}", "axis.range")
     return axis + rank if axis < 0 else axis
 
 
 def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
     out = [norm_axis(ctx, int(a), rank, what) for a in axes]
     if len(set(out)) != len(out):
-        ctx.fail(f"{what} {list(axes)} has duplicates")
+        ctx.invalid(f"{what} {list(axes)} has duplicates", "axis.unique")
     return out
 
 

@@ -20,7 +20,7 @@ import sympy
 from .. import expr as E
 from ..constraints import eq, ge
 from ..context import TensorInfo
-from ..context import const_info
+from ..context import const_info, element_kind
 from ..graph import topo_order
 from ..errors import BadInput
 from ..registry import register
@@ -214,7 +214,7 @@ def _trip_limit(ctx):
     if not ctx.has_input(0):
         return None
     v = ctx.value(0)
-    if v is None or len(v) != 1 or v[0] is None or isinstance(v[0], sympy.logic.boolalg.Boolean):
+    if v is None or len(v) != 1 or element_kind(v[0]) != "int":
         return None
     x = E.norm(v[0]) if not isinstance(v[0], bool) else int(v[0])
     if isinstance(x, int):
