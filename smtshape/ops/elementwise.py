@@ -60,6 +60,14 @@ def nonneg(ctx, v) -> bool:
     return v.is_nonnegative is True or decide(ctx, ge(v, 0)) is Verdict.PROVEN
 
 
+def _nonneg_sym(v) -> bool:
+    """``v >= 0`` known from the expression alone (no solver): ints, and
+    expressions sympy knows non-negative (dim sizes and their sums/products)."""
+    if isinstance(v, int):
+        return v >= 0
+    return getattr(v, "is_nonnegative", None) is True
+
+
 def fit(v, dtype):
     """``v`` when it is representable in ``dtype`` (None otherwise, or if too big)."""
     if v is None:
@@ -165,6 +173,10 @@ def v_div(ctx, a, b):
         return None
     if isinstance(b, int):
         return E.floordiv(a, b) if b > 0 else E.neg(E.floordiv(a, -b)) if b < 0 else None
+    if _nonneg_sym(b):
+        # a >= 0 and b >= 0: truncation is floor; the node runs only when b != 0
+        ctx.require(ne(b, 0), "div.nonzero", f"integer division by {show(b)} needs a non-zero divisor")
+        return E.floordiv(a, b)
     if decide(ctx, gt(b, 0)) is Verdict.PROVEN:
         return E.floordiv(a, b)
     return None
@@ -210,6 +222,10 @@ def v_mod(ctx, a, b, fmod=0):
         if fmod:
             return int(math.copysign(abs(a) % abs(b), a)) if a % b else 0
         return a % b
+    if not isinstance(b, int) and _nonneg_sym(b) and _nonneg_sym(a):
+        # both >= 0: Python % and C fmod agree; the node runs only when b != 0
+        ctx.require(ne(b, 0), "mod.nonzero", f"integer modulo by {show(b)} needs a non-zero divisor")
+        return E.mod(a, b)
     if not isinstance(b, int) or b == 0:
         return None
     if fmod and not nonneg(ctx, a):
@@ -535,9 +551,16 @@ def cast_value(ctx, a, src, dst):
         return sympy.Piecewise((sympy.Integer(1), a), (sympy.Integer(0), True)) if dst in _INT_RANGE and _plain_cond(a) else None
     if not is_int(a):
         return None
-    if dst in _INT_RANGE and isinstance(a, int) and dst != ir.DataType.INT64:
+    if dst in _INT_RANGE and dst != ir.DataType.INT64:
+        # a narrower integer wraps around at run time (uint8: N + 250 is 4 at N = 10)
         lo, hi = _INT_RANGE[dst]
-        return a if lo <= a <= hi else None   # wrap-around is not tracked
+        span = hi - lo + 1
+        if isinstance(a, int):
+            return (a - lo) % span + lo
+        alo, ahi = ctx.store.interval(a)
+        if lo <= alo and ahi <= hi:
+            return a
+        return E.add(E.mod(E.sub(a, lo), span), lo)     # exact: the wrapped value
     if dst in _INT_RANGE or dst in _FLOAT_EXACT:
         return a
     return None

@@ -385,3 +385,26 @@ def test_identity_passes_optional_through():
     assert exprs(res, "y") == ("N", 2)
     got = run_onnxruntime(m, {"x": rnd((4, 2))})
     assert bool(got[0]) and not bool(got[2]) and got[1].shape == res.evaluate({"N": 4})["y"]
+
+
+@pytest.mark.parametrize("to,add", [(TensorProto.UINT8, 250), (TensorProto.INT8, 120), (TensorProto.INT16, 32760)])
+def test_cast_of_shape_values_to_a_narrower_int_wraps_like_onnxruntime(to, add):
+    """Shape -> Add -> Cast(narrow) -> Cast(int64) -> ConstantOfShape: the wrapped value,
+    never the mathematical one (uint8: N + 250 is 4 at N = 10)."""
+    import numpy as np
+    from onnx import helper, numpy_helper
+    import smtshape
+    from smtshape.testing import run_onnxruntime
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Add", ["s", "c"], ["a"]),
+             helper.make_node("Cast", ["a"], ["u"], to=to), helper.make_node("Cast", ["u"], ["b"], to=TensorProto.INT64),
+             helper.make_node("Abs", ["b"], ["p"]), helper.make_node("ConstantOfShape", ["p"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.array([add], np.int64), "c")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    (d,) = smtshape.analyze(m).shape("y")
+    if to == TensorProto.UINT8:
+        assert d.exactness.name == "EXACT"
+    for n in (0, 3, 5, 6, 10, 300):
+        want = run_onnxruntime(m, {"x": np.zeros(n, np.float32)})[0].shape[0]
+        assert d.evaluate({"N": n}) in (want, None)     # right, or honestly unknown
