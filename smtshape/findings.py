@@ -31,7 +31,7 @@ from .constraints import Rel, eq, ge, le
 from .printing import show
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
-PREMISE_RULES = frozenset({"resize.float_exact", "cast.float_exact"})
+PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact"})
 
 BIG = 2 ** 62                  # no dim reaches it (int64 sizes)
 MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
