@@ -38,6 +38,7 @@ class Diagnostic:
 
 def load_model(model) -> ir.Model:
     """Accept a path, bytes, onnx.ModelProto or onnx_ir.Model; BadInput on anything wrong."""
+    base_dir = None
     if isinstance(model, ir.Model):
         return model
     if isinstance(model, onnx.ModelProto):
@@ -56,6 +57,7 @@ def load_model(model) -> ir.Model:
         except OSError as e:
             raise BadInput(f"cannot read model file {path}: {e.strerror}") from None
         proto = _parse_proto(data, path)
+        base_dir = os.path.dirname(os.path.abspath(path))
     else:
         raise BadInput(f"cannot analyze an object of type {type(model).__name__}; "
                        "pass a path, an onnx.ModelProto or an onnx_ir.Model")
@@ -66,6 +68,11 @@ def load_model(model) -> ir.Model:
         m = ir.serde.deserialize_model(proto)
     except Exception as e:  # onnx_ir's own validation
         raise BadInput(f"malformed ONNX model: {_serde_problem(e)}") from None
+    if base_dir is not None:
+        # external data is relative to the model's folder, not the working directory
+        ir.external_data.set_base_dir(m.graph, base_dir)
+        for f in m.functions.values():
+            ir.external_data.set_base_dir(f.graph if hasattr(f, "graph") else f, base_dir)
     _restore_input_shapes(m, proto)
     return m
 
