@@ -46,6 +46,18 @@ def try_fold(ctx) -> bool:
         return False
     if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
         return False
+    # the rule ran first: fold only when it says every output is static and small, so
+    # nothing large is ever materialized (ConstantOfShape of 30000 x 30000, Expand, Tile...)
+    ruled = []
+    for k, o in enumerate(ctx.outputs):
+        if not o.name:
+            ruled.append(None)
+            continue
+        t = ctx.engine.values.get(o)
+        if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape) \
+                or int(np.prod(t.shape)) > MAX_ELEMENTS:
+            return False
+        ruled.append(tuple(t.shape))
     arrays = []
     for i in range(ctx.num_inputs):
         if not ctx.has_input(i):
@@ -63,6 +75,10 @@ def try_fold(ctx) -> bool:
     except Exception:
         return False
     if outs is None or any(o is None or np.asarray(o).size > MAX_ELEMENTS for o in outs):
+        return False
+    if any(r is not None and k < len(outs) and tuple(np.asarray(outs[k]).shape) != r for k, r in enumerate(ruled)):
+        # the rules are the authority: onnx.reference computes in float64 where the
+        # runtime may not; a shape that disagrees with the rule's is not taken
         return False
     for k, o in enumerate(outs):
         o = np.asarray(o)
