@@ -325,6 +325,35 @@ def test_property_symbolic_div_mod(n, k, op):
     assert got == int(truth[0])
 
 
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 9), st.sampled_from(["Div", "Mod"]), st.sampled_from([0, 1]))
+def test_property_symbolic_divisor(n, k, op, fmod):
+    # Div / Mod of two dims (both >= 0, divisor a symbol): floor == truncation, and the
+    # node runs only with a non-zero divisor (required, not assumed)
+    g0 = helper.make_node("Gather", ["s", "i0"], ["a"], axis=0)
+    g1 = helper.make_node("Gather", ["s", "i1"], ["b"], axis=0)
+    attrs = {"fmod": fmod} if op == "Mod" else {}
+    res = chain(["N", "K"], [g0, g1, helper.make_node(op, ["a", "b"], ["z"], **attrs)],
+                inits=[("i0", np.array([0], np.int64)), ("i1", np.array([1], np.int64))])
+    v = value(res, "z")[0]
+    assert v is not None
+    assert E.evaluate(v, {"N": n, "K": k}) == int(run_ort(
+        node_model(op, [ts("int64", [1]), ts("int64", [1])], attrs),
+        {"x0": np.array([n], np.int64), "x1": np.array([k], np.int64)})[0][0])
+    assert any(f"{op.lower()}.nonzero" in str(getattr(c, "rule", c)) for c in res.constraints)
+
+
+def test_symbolic_divisor_sign_unknown_stays_unknown():
+    # a divisor that may be negative (0 - K): no floor/trunc claim
+    g0 = helper.make_node("Gather", ["s", "i0"], ["a"], axis=0)
+    g1 = helper.make_node("Gather", ["s", "i1"], ["b"], axis=0)
+    res = chain(["N", "K"], [g0, g1, helper.make_node("Sub", ["zero", "b"], ["nb"]),
+                             helper.make_node("Mod", ["a", "nb"], ["z"])],
+                inits=[("i0", np.array([0], np.int64)), ("i1", np.array([1], np.int64)),
+                       ("zero", np.array([0], np.int64))])
+    assert value(res, "z") == (None,)
+
+
 def test_cast_symbol_to_bool_is_a_condition_not_the_symbol():
     # a sympy Symbol is also a sympy Boolean: Cast(N -> bool) must be "N != 0", not N
     res = chain(["N"], [
