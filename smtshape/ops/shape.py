@@ -558,6 +558,13 @@ def _squeeze(ctx, axes):
     s = ctx.shape(0)
     t0 = ctx.input(0)
     value = t0.value if t0 is not None else None
+    if s is not None and axes is None and ctx.num_inputs > 1:
+        rs = ctx.shape(1)
+        if rs is not None and len(rs) == 1 and rs[0] == 0:
+            axes = []                       # an empty axes tensor squeezes every size-1 axis
+        elif rs is not None and len(rs) == 1 and isinstance(rs[0], int):
+            ctx.set_output(0, _squeeze_unknown_axes(ctx, s, rs[0]), ctx.dtype(0), value=value)
+            return
     if s is None or axes is None:
         ctx.set_output(0, None, ctx.dtype(0), value=value)
         return
@@ -594,6 +601,36 @@ def squeeze_v1(ctx):
 def squeeze(ctx):
     ctx.check_inputs(1, 2)
     _squeeze(ctx, _axes_input(ctx, 1))
+
+
+def _squeeze_unknown_axes(ctx, s, k):
+    """Output shape of Squeeze with ``k`` axes read at run time.  Only axes whose size
+    can be 1 can be removed (onnxruntime fails on any other); onnxruntime accepts
+    repeated axes, so 1..k distinct axes go.  Every possible removal is enumerated:
+    the rank is known when all agree on it, and an output axis is exact when all agree
+    on its size; otherwise that axis is a data symbol (the rank unknown: None)."""
+    from itertools import combinations
+    cands = [a for a, d in enumerate(s) if not isinstance(d, int) or d == 1]
+    if k < 1 or not cands:
+        return None                         # k < 1 handled by the caller; no candidate: cannot run
+    outs = []
+    for m in range(1, min(k, len(cands)) + 1):
+        for sub in combinations(cands, m):
+            outs.append(tuple(d for a, d in enumerate(s) if a not in sub))
+            if len(outs) > 256:
+                return None
+    if len({len(o) for o in outs}) != 1:
+        return None
+    if len(outs) == 1:
+        for a in cands:                     # the only way the node runs: these axes are 1
+            if s[a] != 1:
+                ctx.equal(s[a], 1, "squeeze.one", f"Squeeze must remove axis {a}, so its size {_s(s[a])} must be 1")
+    out = []
+    for j in range(len(outs[0])):
+        col = {o[j] for o in outs}
+        out.append(col.pop() if len(col) == 1 else
+                   ctx.data_symbol("squeeze_dim", None, f"Squeeze output axis {j} depends on axes read at run time"))
+    return out
 
 
 def _unsqueeze(ctx, axes):

@@ -315,6 +315,43 @@ def test_squeeze_unsqueeze():
     assert exprs(infer_node("Unsqueeze", [ts("float", ["S"])], {"axes": [1]}, opset=11), "y0") == ("S", 1)
 
 
+def test_squeeze_axes_read_at_run_time():
+    # one axis, and only axis 0 can be 1: the output is determined
+    assert exprs(infer_node("Squeeze", [ts("float", [1, 3, 4, 5]), ts("int64", [1])]), "y0") == (3, 4, 5)
+    # two candidates: rank known, the last axis exact, the others read at run time
+    d = infer_node("Squeeze", [ts("float", [1, 3, 1, 5]), ts("int64", [1])]).shape("y0")
+    assert len(d) == 3 and d[2].is_static and d[2].expr == 5 and not d[0].is_static
+    # one symbolic candidate: it must be 1
+    res = infer_node("Squeeze", [ts("float", [3, "S"]), ts("int64", [1])])
+    assert exprs(res, "y0") == (3,)
+    assert any(s.symbol == "S" and s.value == 1 for s in res.specializations)
+    # an empty axes tensor squeezes every size-1 axis (onnxruntime)
+    assert exprs(infer_node("Squeeze", [ts("float", [1, 3, 1]), ts("int64", [0])]), "y0") == (3,)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=4), k=st.integers(1, 2))
+def test_prop_squeeze_unknown_axes_vs_onnxruntime(shape, k):
+    # every axes tensor of k entries onnxruntime runs (repeats included) gives a shape that
+    # agrees with every exact axis of the answer
+    import itertools
+    model = node_model("Squeeze", [ts("float", shape), ts("int64", [k])], opset=13)
+    got = infer_node("Squeeze", [ts("float", shape), ts("int64", [k])]).shape("y0")
+    r = len(shape)
+    runs = []
+    for axes in itertools.product(range(-r, r), repeat=k):
+        t = ort_shapes(model, {"x0": np.zeros(shape, np.float32), "x1": i64(*axes)})
+        if t is not None:
+            runs.append(t[0])
+    if got is None:
+        return
+    for t in runs:
+        assert len(t) == len(got)
+        for g, n in zip(got, t):
+            if g.is_static:
+                assert g.expr == n
+
+
 def test_squeeze_not_one_is_constraint():
     res = infer_node("Squeeze", [ts("float", [3, "S"]), i64(0)])
     assert res.conflicts and "node" in res.conflicts[0].nodes
