@@ -86,6 +86,28 @@ def _apply_sizes(ctx, xs, sizes, axes):
         return tuple(out)
     ins = [xs[a] for a in axes]
     if not all(isinstance(v, int) for v in list(sizes) + ins) or any(v <= 0 for v in ins):
+        if policy == "not_larger" and all(isinstance(v, int) for v in sizes):
+            # scale = min_k sizes[k] / in[k] <= sizes[a] / in[a], so scale * in[a] <= sizes[a]
+            # (float32 error far below 0.5) and round-half-up gives at most sizes[a];
+            # onnxruntime rejects zero input sizes and non-positive sizes
+            for a, v in zip(axes, sizes):
+                if v < 0:
+                    ctx.fail(f"sizes value {v} on axis {a} is negative")
+                out[a] = ctx.data_symbol(f"{ctx.name}_ax{a}", upper=v,
+                                         message=f"Resize (not_larger) axis {a}: at most sizes[{a}] = {v}")
+            return tuple(out)
+        if policy == "not_smaller" and all(isinstance(v, int) for v in sizes) and sizes:
+            # scale = max_k sizes[k] / in[k] <= max(sizes) (every in[k] >= 1: onnxruntime
+            # rejects zero input sizes), so the output is at most in[a] * max(sizes), plus
+            # slack for float32 rounding (relative error < 2**-22)
+            top = max(sizes)
+            for a, v in zip(axes, sizes):
+                if v < 0:
+                    ctx.fail(f"sizes value {v} on axis {a} is negative")
+                p = E.mul(xs[a], top)
+                out[a] = ctx.data_symbol(f"{ctx.name}_ax{a}", upper=E.add(E.add(p, E.floordiv(p, 2 ** 22)), 1),
+                                         message=f"Resize (not_smaller) axis {a}: at most in[{a}] * {top} (+ rounding)")
+            return tuple(out)
         return _unknown_axes(ctx, xs, set(axes))
     ratios = [np.float32(s) / np.float32(h) for s, h in zip(sizes, ins)]
     scale = min(ratios) if policy == "not_larger" else max(ratios)

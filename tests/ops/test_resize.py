@@ -115,3 +115,28 @@ def test_depth_space_match_onnxruntime(b, h, w, c):
     res = infer_node("SpaceToDepth", [ts("float", ["N", "C", "H", "W"])], {"blocksize": b})
     assert res.evaluate({"N": 1, "C": c, "H": x2[2], "W": x2[3]})["y0"] == \
         ort_shape("SpaceToDepth", x2, [], {"blocksize": b})
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 9), min_size=2, max_size=2), st.lists(st.integers(1, 12), min_size=2, max_size=2),
+       st.sampled_from(["not_larger", "not_smaller"]))
+def test_keep_aspect_ratio_symbolic_input_is_a_sound_upper_bound(hw, sizes, policy):
+    # symbolic H, W with constant sizes: an upper bound (sizes[a] for not_larger,
+    # in[a] * max(sizes) + rounding slack for not_smaller) that onnxruntime never exceeds
+    sz = np.array(sizes, np.int64)
+    attrs = {"axes": [2, 3], "keep_aspect_ratio_policy": policy}
+    res = infer_node("Resize", [ts("float", ["N", "C", "H", "W"]), None, None, sz], attrs, opset=19)
+    d = res.shape("y0")
+    assert d[0].exactness is Exactness.EXACT and d[1].exactness is Exactness.EXACT
+    assert all(x.exactness is Exactness.UPPER_BOUND for x in d[2:])
+    truth = ort_shape("Resize", [1, 1] + hw, [EMPTY, EMPTY, sz], attrs)
+    env = {"N": 1, "C": 1, "H": hw[0], "W": hw[1]}
+    for a in (2, 3):
+        bound = d[a].bound if isinstance(d[a].bound, int) else int(d[a].bound.xreplace(
+            {s: env[s.name] for s in d[a].bound.free_symbols}))
+        assert truth[a] <= bound
+        if policy == "not_larger":
+            assert bound == sizes[a - 2]
+    # the static path stays exact and equal to onnxruntime
+    res = infer_node("Resize", [ts("float", [1, 1] + hw), None, None, sz], attrs, opset=19)
+    assert exprs(res, "y0") == truth
