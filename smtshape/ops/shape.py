@@ -411,10 +411,16 @@ def _reshape(ctx, target, allowzero: bool):
         ctx.set_output(0, None, dtype, value=ctx.input(0).value if ctx.input(0) else None)
         return
     out, infer_at = [], None
+    # with a known non-zero element count every output axis is >= 1, so none exceeds it
+    # (with zero elements any size can appear next to a 0)
+    cap = None
+    if in_shape is not None and all(isinstance(d, int) for d in in_shape):
+        n_el = int(np.prod(in_shape, dtype=object)) if in_shape else 1
+        cap = n_el if n_el > 0 else None
     for k, t in enumerate(target):
         have_in = in_shape is not None and k < len(in_shape)
         if t is None:
-            out.append(ctx.data_symbol("reshape_dim", None, f"Reshape target axis {k} is read at run time"))
+            out.append(ctx.data_symbol("reshape_dim", cap, f"Reshape target axis {k} is read at run time"))
         elif isinstance(t, bool) or not _is_expr(t):
             ctx.fail(f"Reshape target element {k} is not an integer")
         elif isinstance(t, int):
@@ -625,11 +631,34 @@ def _squeeze_unknown_axes(ctx, s, k):
         for a in cands:                     # the only way the node runs: these axes are 1
             if s[a] != 1:
                 ctx.equal(s[a], 1, "squeeze.one", f"Squeeze must remove axis {a}, so its size {_s(s[a])} must be 1")
+    return _agreeing_dims(ctx, outs, "squeeze_dim", "Squeeze")
+
+
+def _unsqueeze_unknown_axes(ctx, s, k):
+    """Output shape of Unsqueeze with ``k`` distinct axes read at run time (onnxruntime
+    refuses repeats): rank ``len(s) + k``; every placement of the k new size-1 axes is
+    enumerated, an output axis is exact where all agree, else a data symbol bounded by
+    the largest size it can take (when those are all integers)."""
+    from itertools import combinations
+    r = len(s) + k
+    outs = []
+    for sub in combinations(range(r), k):
+        it = iter(s)
+        outs.append(tuple(1 if j in sub else next(it) for j in range(r)))
+        if len(outs) > 256:
+            return None
+    return _agreeing_dims(ctx, outs, "unsqueeze_dim", "Unsqueeze")
+
+
+def _agreeing_dims(ctx, outs, hint, op):
     out = []
     for j in range(len(outs[0])):
         col = {o[j] for o in outs}
-        out.append(col.pop() if len(col) == 1 else
-                   ctx.data_symbol("squeeze_dim", None, f"Squeeze output axis {j} depends on axes read at run time"))
+        if len(col) == 1:
+            out.append(col.pop())
+            continue
+        upper = max(col) if all(isinstance(c, int) for c in col) else None
+        out.append(ctx.data_symbol(hint, upper, f"{op} output axis {j} depends on axes read at run time"))
     return out
 
 
@@ -637,6 +666,11 @@ def _unsqueeze(ctx, axes):
     s = ctx.shape(0)
     t0 = ctx.input(0)
     value = t0.value if t0 is not None else None
+    if s is not None and axes is None and ctx.num_inputs > 1:
+        rs = ctx.shape(1)
+        if rs is not None and len(rs) == 1 and isinstance(rs[0], int) and rs[0] >= 1:
+            ctx.set_output(0, _unsqueeze_unknown_axes(ctx, s, rs[0]), ctx.dtype(0), value=value)
+            return
     if s is None or axes is None:
         ctx.set_output(0, None, ctx.dtype(0), value=value)
         return

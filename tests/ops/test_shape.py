@@ -345,11 +345,69 @@ def test_prop_squeeze_unknown_axes_vs_onnxruntime(shape, k):
             runs.append(t[0])
     if got is None:
         return
+    _check_against_runs(got, runs)
+
+
+def _check_against_runs(got, runs):
+    """Every run's shape has the answer's rank, equals its exact axes and stays within
+    its bounded ones (a bounded axis must be bounded by the largest size it takes)."""
+    assert runs
     for t in runs:
         assert len(t) == len(got)
         for g, n in zip(got, t):
             if g.is_static:
                 assert g.expr == n
+            elif g.exactness is Exactness.UPPER_BOUND:
+                assert n <= g.bound
+    for j, g in enumerate(got):
+        if g.exactness is Exactness.UPPER_BOUND:
+            assert g.bound == max(t[j] for t in runs)
+
+
+@settings(max_examples=25, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=0, max_size=3), k=st.integers(1, 2))
+def test_prop_unsqueeze_unknown_axes_vs_onnxruntime(shape, k):
+    import itertools
+    model = node_model("Unsqueeze", [ts("float", shape), ts("int64", [k])], opset=13)
+    got = infer_node("Unsqueeze", [ts("float", shape), ts("int64", [k])]).shape("y0")
+    assert got is not None and len(got) == len(shape) + k
+    r = len(shape) + k
+    runs = []
+    for axes in itertools.product(range(-r, r), repeat=k):
+        t = ort_shapes(model, {"x0": np.zeros(shape, np.float32), "x1": i64(*axes)})
+        if t is not None:
+            runs.append(t[0])
+    _check_against_runs(got, runs)
+
+
+def test_unsqueeze_unknown_axes_examples():
+    d = infer_node("Unsqueeze", [ts("float", [3, 4, 5]), ts("int64", [1])]).shape("y0")
+    assert [x.bound for x in d] == [3, 4, 5, 5]
+    assert all(x.exactness is Exactness.UPPER_BOUND for x in d)
+    assert exprs(infer_node("Unsqueeze", [ts("float", [1, 1]), ts("int64", [2])]), "y0") == (1, 1, 1, 1)
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3), m=st.integers(1, 3), data=st.data())
+def test_prop_reshape_unknown_target_bounded_by_element_count(shape, m, data):
+    # target values read at run time: each axis is at most the element count when it is
+    # non-zero; with zero elements no bound is claimed (a 0 lets any other size appear)
+    n = int(np.prod(shape))
+    got = infer_node("Reshape", [ts("float", shape), ts("int64", [m])]).shape("y0")
+    assert len(got) == m
+    if m == 1:                                  # one axis holds every element
+        assert got[0].is_static and got[0].expr == n
+        return
+    if n == 0:
+        assert all(g.exactness is not Exactness.UPPER_BOUND and not g.is_static for g in got)
+        return
+    assert all(g.exactness is Exactness.UPPER_BOUND and g.bound == n for g in got)
+    model = node_model("Reshape", [ts("float", shape), ts("int64", [m])], opset=14)
+    for _ in range(3):
+        tgt = data.draw(st.lists(st.integers(-1, n), min_size=m, max_size=m))
+        t = ort_shapes(model, {"x0": np.zeros(shape, np.float32), "x1": i64(*tgt)})
+        if t is not None:
+            assert len(t[0]) == m and all(x <= n for x in t[0])
 
 
 def test_squeeze_not_one_is_constraint():
