@@ -261,7 +261,8 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
         for o in mine:
             byop[o.op] += o.wrong
         lines = [ln for o in mine for ln in o.describe_wrong()]
-        L.append(f"- **{tool}**: {len(lines)} wrong dims. By op: " + ", ".join(f"{k} {n}" for k, n in byop.most_common()))
+        L.append(f"- **{tool}**: {sum(o.wrong for o in mine)} wrong dims in {len(lines)} entries (a wrong rank is one "
+                 "entry counting every axis). By op: " + ", ".join(f"{k} {n}" for k, n in byop.most_common()))
         cap = 300 if tool == "smtshape" else 60
         L += ["", "  ```"]
         L += ["  " + ln for ln in lines[:cap]]
