@@ -82,6 +82,10 @@ def _dft(ctx, axis):
         # axis known only at run time: only the last dim is known, unless no dim changes
         if n is None and not onesided:
             ctx.set_output(0, tuple(x[:-1]) + (last,), dtype)
+        elif all(isinstance(d, int) for d in x) and (n is None or isinstance(n, int)):
+            # static dims: every axis the DFT can run on (0 .. r-2) gives one candidate
+            # shape; an output axis is exact where all agree, else bounded by the largest
+            ctx.set_output(0, _dft_any_axis(ctx, x, n, onesided, inverse, last), dtype)
         else:
             ctx.set_output(0, tuple(ctx.unknown_dim("dft_dim") for _ in x[:-1]) + (last,), dtype)
         return
@@ -119,6 +123,31 @@ def dft20(ctx):
         a = scalar(ctx, 2, "axis")
         axis = a if isinstance(a, int) else None
     _dft(ctx, axis)
+
+
+def _dft_any_axis(ctx, x, n, onesided, inverse, last):
+    cands = []
+    for a in range(len(x) - 1):
+        m = n
+        if m is None:
+            if onesided and inverse:
+                if x[a] < 1:
+                    continue                    # refused on this axis
+                m = 2 * (x[a] - 1)
+            else:
+                m = x[a]
+        o = list(x)
+        o[a] = m // 2 + 1 if (onesided and not inverse) else m
+        o[-1] = last
+        cands.append(o)
+    if not cands:
+        ctx.fail(f"no axis of {list(x)} can take a one-sided inverse DFT")
+    out = []
+    for j in range(len(x)):
+        col = {c[j] for c in cands}
+        out.append(col.pop() if len(col) == 1 else
+                   ctx.data_symbol("dft_dim", max(col), f"DFT output axis {j}: the DFT axis is read at run time"))
+    return tuple(out)
 
 
 # ------------------------------------------------------------ STFT

@@ -223,3 +223,36 @@ def test_property_dft20_vs_onnxruntime(signal, last, onesided, inverse, n, data)
     assert not res.conflicts
     truth = run_onnxruntime(node_model("DFT", inputs(ts("float", shape)), attrs, opset=20), {"x0": rnd(shape)})[0]
     assert res.evaluate({k: v for k, v in zip(names, shape) if isinstance(k, str)})["y0"] == truth.shape
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=3), st.integers(0, 1), st.integers(0, 1),
+       st.one_of(st.none(), st.integers(1, 9)))
+def test_property_dft20_runtime_axis_static_dims_vs_onnxruntime(signal, onesided, inverse, n):
+    # static dims, axis read at run time: for every axis onnxruntime accepts, its output
+    # equals the exact axes of the answer and stays within the bounded ones
+    last = 1 if (onesided and not inverse) else 2
+    shape = signal + [last]
+    r = len(shape)
+    attrs = {"onesided": onesided, "inverse": inverse}
+    nin = None if n is None else np.array(n, np.int64)
+    res = infer_node("DFT", [ts("float", shape), nin, ts("int64", [])], attrs, opset=20)
+    got = res.shape("y0")
+    assert len(got) == r and all(d.exactness in (Exactness.EXACT, Exactness.UPPER_BOUND) for d in got)
+    runs = 0
+    for axis in range(r - 1):
+        if onesided and inverse and n is None and shape[axis] < 2:
+            continue
+        truth = run_onnxruntime(node_model("DFT", [ts("float", shape), nin, np.array(axis, np.int64)], attrs,
+                                           opset=20), {"x0": rnd(shape)})[0].shape
+        runs += 1
+        for g, t in zip(got, truth):
+            assert (g.expr == t) if g.exactness is Exactness.EXACT else (t <= g.bound)
+    assert runs or (onesided and inverse)
+
+
+def test_dft20_runtime_axis_static_dims_example():
+    # test_dft_rfft's shape: only axes 1 and 2 can change, axis 0 (size 1) stays 1 either way
+    d = infer_node("DFT", [ts("float", [1, 10, 10, 1]), None, ts("int64", [])], {"onesided": 1}, opset=20).shape("y0")
+    assert d[0].expr == 1 and d[3].expr == 2
+    assert [x.bound for x in d[1:3]] == [10, 10] and d[1].exactness is Exactness.UPPER_BOUND
