@@ -145,16 +145,22 @@ class Result:
         return c
 
     def _definitions(self, c) -> dict:
-        """Alias symbol -> canonical definition, for every alias ``c`` reaches."""
+        """Alias symbol -> definition, for every alias ``c`` reaches.  Canonical when that
+        stays acyclic; when an elimination made an alias's canonical definition mention
+        itself (``cap := f(cap_1)`` with ``cap_1`` defined over ``cap``), the definitions as
+        made are used: each alias is defined only over symbols older than itself."""
         defs = self.store.definitions
-        out: dict = {}
-        todo = [s for s in E.free_symbols(c) if s in defs]
-        while todo:
-            s = todo.pop()
-            if s in out:
-                continue
-            out[s] = self.store.canon(defs[s])
-            todo.extend(x for x in E.free_symbols(out[s]) if x in defs)
+        for canonical in (True, False):
+            out: dict = {}
+            todo = [s for s in E.free_symbols(c) if s in defs]
+            while todo:
+                s = todo.pop()
+                if s in out:
+                    continue
+                out[s] = self.store.canon(defs[s]) if canonical else defs[s]
+                todo.extend(x for x in E.free_symbols(out[s]) if x in defs)
+            if not canonical or not _cyclic(out):
+                return out
         return out
 
     @staticmethod
@@ -659,3 +665,19 @@ def _assumptions_json(res) -> list:
     for d in res.store.domain.describe():
         out.append({"kind": "domain", "text": d, "relation": None, "constraint_id": None, "status": None})
     return out
+
+
+def _cyclic(defs: dict) -> bool:
+    """Does some alias reach itself through the definitions?"""
+    state: dict = {}
+
+    def visit(s) -> bool:
+        state[s] = 1
+        for x in E.free_symbols(defs[s]):
+            if x in defs and (state.get(x) == 1 or (x not in state and visit(x))):
+                return True
+        state[s] = 2
+        return False
+
+    return any(s not in state and visit(s) for s in list(defs))
+
