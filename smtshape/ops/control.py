@@ -256,6 +256,7 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
     generic = [None if s is None else tuple(fork.new_data(f"{ctx.op_type.lower()}_iter{j}_d{k}", prov)
                                             for k in range(len(s)))
                for j, s in enumerate(init_shapes)]
+    known_syms = {info.symbol for info in st.symbols.values()}
     outs = walk(fork, generic)
     first = {gk: E.to_sympy(d0) for s, g in zip(init_shapes, generic) if s is not None
              for gk, d0 in zip(g, s)}
@@ -270,7 +271,12 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
             oc = fork.canon(out)
             # the first iteration maps the initial dim to itself
             at_first = oc if isinstance(oc, int) else fork.canon(E.norm(oc.xreplace(first)))
-            if at_first == fork.canon(d0):
+            same = at_first == fork.canon(d0)
+            if not same and not (E.free_symbols(at_first) - known_syms):
+                # over the caller's symbols only: the caller's facts may show it (a budgeted
+                # question; facts that hold whenever the model runs)
+                same = st.decide(eq(at_first, d0), optional=True) is Verdict.PROVEN
+            if same:
                 cand[gk] = oc
             else:
                 var.add(k)
