@@ -169,16 +169,17 @@ def loop_rule(ctx):
             _reserve_names(ctx, store)
         return [_out_info(ctx, v) for v in body.outputs]
 
-    varying, outs, back = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[1:1 + n_carried])
+    varying, outs, back, stable = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[1:1 + n_carried])
+    trip = _trip_count(ctx, body, outs, m, cond0)
     for j in range(n_carried):
         s, var = init_shapes[j], varying[j]
         if s is None or var is None:
             ctx.set_output(j, None, init[j].dtype)
             continue
-        out = [ctx.unknown_dim(f"loop_carried{j}_d{k}") if k in var else d for k, d in enumerate(s)]
+        out = [_settled_dim(ctx, stable, j, k, d, trip, f"loop_carried{j}_d{k}") if k in var else d
+               for k, d in enumerate(s)]
         ctx.set_output(j, out, init[j].dtype)
 
-    trip = _trip_count(ctx, body, outs, m, cond0)
     for q in range(n_scan):
         t = outs[1 + n_carried + q]
         if t.shape is None:
@@ -250,7 +251,7 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
         outs = walk(st, init_shapes)
         varying = _varying_first(ctx, st, init_shapes, carried_of(outs))
         if not any(v is None or v for v in varying):
-            return varying, outs, st.canon
+            return varying, outs, st.canon, {}
     fork = _scratch(st)
     prov = ctx.provenance("loop.data", "a dim of a loop-carried value in some iteration")
     generic = [None if s is None else tuple(fork.new_data(f"{ctx.op_type.lower()}_iter{j}_d{k}", prov)
@@ -295,6 +296,30 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
         if g is not None and varying[j] is not None:
             varying[j] |= {k for k, gk in enumerate(g) if gk not in fixed}
     back_map = {gk: first[gk] for gk in fixed}
+    # dims that change once and then stay (a state broadcast against a scan element:
+    # [1] -> [D] -> [D]): the map applied twice equals the map applied once, and their
+    # outputs read only such dims or invariant ones
+    once, outs_of = {}, {}
+    for j, (s, g, t) in enumerate(zip(init_shapes, generic, carried_of(outs))):
+        if s is None or g is None or varying[j] is None:
+            continue
+        for k, (gk, out) in enumerate(zip(g, t.shape)):
+            oc = fork.canon(out)
+            outs_of[gk] = oc
+            once[gk] = oc if isinstance(oc, int) else fork.canon(E.norm(oc.xreplace(first)))
+    settle = {gk for gk, oc in outs_of.items() if gk not in fixed and not isinstance(once[gk], bool)
+              and not (E.free_symbols(once[gk]) - known_syms)
+              and (oc if isinstance(oc, int) else fork.canon(E.norm(oc.xreplace(
+                  {x: E.to_sympy(once[x]) for x in E.free_symbols(oc) if x in once})))) == once[gk]}
+    changed = True
+    while changed:
+        changed = False
+        for gk in list(settle):
+            if E.free_symbols(outs_of[gk]) & (set(first) - fixed - settle):
+                settle.discard(gk)
+                changed = True
+    stable = {(j, k): once[gk] for j, g in enumerate(generic) if g is not None
+              for k, gk in enumerate(g) if gk in settle}
     del n
 
     def back(d):
@@ -303,7 +328,20 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
             return st.canon(d)
         return st.canon(E.norm(d.xreplace(back_map)))
 
-    return varying, outs, back
+    return varying, outs, back, stable
+
+
+def _settled_dim(ctx, stable, j, k, d0, trip, hint):
+    """A carried dim after the loop: the value it settles to after one iteration when the
+    loop runs at least once, else the initial one; UNKNOWN when it does not settle."""
+    if (j, k) not in stable:
+        return ctx.unknown_dim(hint)
+    d1 = stable[(j, k)]
+    if trip is not None and ctx.proven(ge(trip, 1)):
+        return d1
+    if trip is None or d1 == d0:
+        return d1 if d1 == d0 else ctx.unknown_dim(hint)
+    return E.norm(sympy.Piecewise((E.to_sympy(d1), sympy.Ge(E.to_sympy(trip), 1)), (E.to_sympy(d0), True)))
 
 
 def _varying_first(ctx, store, shapes_in, outs):
@@ -384,13 +422,13 @@ def scan_rule(ctx):
             _reserve_names(ctx, store)
         return [_out_info(ctx, v) for v in body.outputs]
 
-    varying, outs, back = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[:n])
+    varying, outs, back, stable = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[:n])
     for j in range(n):
         s, var = init_shapes[j], varying[j]
         if s is None or var is None:
             ctx.set_output(j, None, init[j].dtype)
             continue
-        ctx.set_output(j, [ctx.unknown_dim(f"scan_state{j}_d{k}") if k in var else d
+        ctx.set_output(j, [_settled_dim(ctx, stable, j, k, d, length, f"scan_state{j}_d{k}") if k in var else d
                            for k, d in enumerate(s)], init[j].dtype)
     for q in range(k_out):
         t = outs[n + q]
@@ -462,7 +500,7 @@ def scan_rule_8(ctx):
         return [_out_info(ctx, v) for v in body.outputs]
 
     # the body may run zero times (or a batch may stop early): never in the main store
-    varying, outs, back = _carried_fixpoint(ctx, walk, init, False, lambda o: o[:n])
+    varying, outs, back, stable = _carried_fixpoint(ctx, walk, init, False, lambda o: o[:n])
     for j in range(n):
         s, var = init[j], varying[j]
         if s is None or var is None:
