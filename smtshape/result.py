@@ -220,22 +220,33 @@ class Result:
                     repl[a] = a.args[1] if isinstance(a, sympy.Min) else a.args[0]
 
     def _upper_bound(self, c, data):
+        """A bound over input symbols for ``c``, linear in the data symbols: each data
+        symbol with a non-negative coefficient is replaced by its declared upper bound,
+        each with a non-positive one by its domain's lower bound (``6 - split_len`` <= 6)."""
         st = self.store
-        m = {}
-        for s in data:
-            info = st.info(s)
-            if info is None or info.upper is None:
-                return None
-            m[s] = E.to_sympy(st.canon(info.upper))
-        # monotone substitution is valid only when c is non-decreasing in each data symbol:
-        # accept c linear in the data symbols with non-negative coefficients
         try:
             poly = sympy.Poly(c, *data) if all(isinstance(s, sympy.Symbol) for s in data) else None
-            if poly is None or poly.total_degree() > 1 or any(
-                    not (co.is_nonnegative is True) for co in poly.coeffs()):
+            if poly is None or poly.total_degree() > 1:
                 return None
         except Exception:
             return None
+        m = {}
+        for s in data:
+            co = poly.coeff_monomial(s)
+            info = st.info(s)
+            if co == 0:
+                continue
+            if co.is_nonnegative is True:
+                if info is None or info.upper is None:
+                    return None
+                m[s] = E.to_sympy(st.canon(info.upper))
+            elif co.is_nonpositive is True:
+                lo = st.lower_bound(s)
+                if lo is None:
+                    return None
+                m[s] = sympy.Integer(lo)
+            else:
+                return None
         b = E.norm(c.xreplace(m))
         if E.free_symbols(b) - {s for s in E.free_symbols(b) if st.info(s) and st.info(s).kind == "input"}:
             return None
