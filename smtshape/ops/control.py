@@ -163,7 +163,7 @@ def loop_rule(ctx):
     known = set(ctx.store.symbols)
 
     def walk(store, shapes_in):
-        _set_body_inputs(ctx, body, init, shapes_in)
+        _set_body_inputs(ctx, body, init, shapes_in, store, m)
         _walk(ctx, body, store)
         if store is not ctx.store:
             _reserve_names(ctx, store)
@@ -223,9 +223,15 @@ def _trip_limit(ctx):
     return x if ctx.proven(ge(x, 0)) else E.smax(x, 0)
 
 
-def _set_body_inputs(ctx, body, init, shapes):
+def _set_body_inputs(ctx, body, init, shapes, store=None, m=None):
     eng = ctx.engine
-    eng.values[body.inputs[0]] = TensorInfo((), INT64)
+    # the iteration number: some value in [0, M - 1], the same symbol for the whole walk
+    # (never 0: what the walk finds must hold for every iteration, not the first one)
+    it = None
+    if store is not None:
+        upper = E.sub(m, 1) if m is not None and not (isinstance(m, int) and m < 1) else None
+        it = store.new_data("loop_iter", ctx.provenance("loop.iteration", "the iteration number"), upper=upper)
+    eng.values[body.inputs[0]] = TensorInfo((), INT64, None if it is None else (it,))
     # the body runs only while the condition is true, so its cond input is always true
     eng.values[body.inputs[1]] = TensorInfo((), BOOL, (True,))
     for j, (t, s) in enumerate(zip(init, shapes)):

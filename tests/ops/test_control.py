@@ -261,3 +261,35 @@ def test_scan_8_batch_and_sequence_axes_like_onnxruntime(with_lens):
         assert (ours["s"], ours["y"]) == tuple(got)
     # zero-length sequences: no iteration, the scan output's per-step shape is not claimed
     assert smtshape.analyze(model).shape("y") is None
+
+
+def test_loop_iteration_number_is_a_bounded_symbol_so_per_iteration_slices_are_exact():
+    """ONNX's test_loop11: the body slices x[i : i + 1] of a 5-element constant with the
+    iteration number i; with i a symbol in [0, M - 1] every iteration's slice has one
+    element, so the carried value keeps its shape and the scan output is [5, 1]."""
+    import numpy as np
+    from onnx import TensorProto as TP, helper, numpy_helper
+    import smtshape
+    from smtshape.testing import run_onnxruntime
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Constant", [], ["x"], value=numpy_helper.from_array(np.arange(5, dtype=np.float32), "xv")),
+         helper.make_node("Constant", [], ["one"], value=numpy_helper.from_array(np.array(1, np.int64), "ov")),
+         helper.make_node("Add", ["it", "one"], ["end"]),
+         helper.make_node("Unsqueeze", ["it", "ax"], ["st"]), helper.make_node("Unsqueeze", ["end", "ax"], ["en"]),
+         helper.make_node("Slice", ["x", "st", "en"], ["sl"]),
+         helper.make_node("Add", ["y_in", "sl"], ["y_out"]), helper.make_node("Identity", ["y_out"], ["scan_out"])],
+        "body", [helper.make_tensor_value_info("it", TP.INT64, []), helper.make_tensor_value_info("cond_in", TP.BOOL, []),
+                 helper.make_tensor_value_info("y_in", TP.FLOAT, [1])],
+        [helper.make_tensor_value_info("cond_out", TP.BOOL, []), helper.make_tensor_value_info("y_out", TP.FLOAT, [1]),
+         helper.make_tensor_value_info("scan_out", TP.FLOAT, [1])],
+        initializer=[numpy_helper.from_array(np.array([0], np.int64), "ax")])
+    node = helper.make_node("Loop", ["M", "", "y"], ["res_y", "res_scan"], name="loop", body=body)
+    g = helper.make_graph([node], "g", [helper.make_tensor_value_info("y", TP.FLOAT, [1])],
+                          [helper.make_tensor_value_info("res_y", TP.FLOAT, None),
+                           helper.make_tensor_value_info("res_scan", TP.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.array(5, np.int64), "M")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
+    res = smtshape.analyze(m)
+    want = [o.shape for o in run_onnxruntime(m, {"y": np.zeros(1, np.float32)})]
+    assert [tuple(d.expr for d in res.shape(n)) for n in ("res_y", "res_scan")] == want == [(1,), (5, 1)]
