@@ -29,6 +29,7 @@ import z3
 from . import expr as E
 from .constraints import Rel, eq, ge, le
 from .printing import show
+from .store import cone as store_cone
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
 PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact"})
@@ -210,26 +211,6 @@ def _lower(sv, v, start, floor):
     return lo
 
 
-def _cone(constraints, sym) -> list:
-    """Constraints connected to ``sym`` through shared symbols."""
-    by_sym: dict = {}
-    for c in constraints:
-        for s in c.relation.symbols():
-            by_sym.setdefault(s, []).append(c)
-    out, seen, todo, done = [], set(), [sym], set()
-    while todo:
-        s = todo.pop()
-        if s in done:
-            continue
-        done.add(s)
-        for c in by_sym.get(s, ()):
-            if c.id not in seen:
-                seen.add(c.id)
-                out.append(c)
-                todo.extend(c.relation.symbols())
-    return sorted(out, key=lambda c: c.id)
-
-
 def specializations(store) -> list[Specialization]:
     """Every finding of the store (see the module doc), equalities first, then bounds,
     divisibilities and premises, in input-symbol order."""
@@ -246,7 +227,7 @@ def specializations(store) -> list[Specialization]:
             if spec is not None:
                 out.append(spec)
             continue
-        cone = _cone(model_cs, s)
+        cone = store_cone(model_cs, [s])
         if not cone or all(c.kind == "assumption" for c in cone):
             continue
         if sv is None:

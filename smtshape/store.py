@@ -818,25 +818,8 @@ class Store:
     # ------------------------------------------------------------ explanations
     def _cone(self, c: Constraint) -> list:
         """Constraints connected to ``c`` through shared symbols (absorbed ones included)."""
-        live = [x for x in self.constraints if x.status in ("residual", "absorbed") or x is c]
-        by_sym: dict = {}
-        for x in live:
-            for s in _rel_symbols(x.relation):
-                by_sym.setdefault(s, []).append(x)
-        out, seen, todo = [], {c.id}, [c]
-        done_syms: set = set()
-        while todo:
-            x = todo.pop()
-            out.append(x)
-            for s in _rel_symbols(x.relation):
-                if s in done_syms:
-                    continue
-                done_syms.add(s)
-                for y in by_sym.get(s, ()):
-                    if y.id not in seen:
-                        seen.add(y.id)
-                        todo.append(y)
-        return out
+        live = [x for x in self.constraints if x.status in ("residual", "absorbed") and x is not c]
+        return [c] + cone(live, _rel_symbols(c.relation))
 
     def _core(self, cands, goal) -> list:
         """A minimal subset of ``cands`` that is unsat (goal None) or entails ``goal``,
@@ -1228,6 +1211,26 @@ def _is_broadcast_disjunction(r) -> bool:
         return False
     (x, y), (p, one), (q, one2) = ((a.lhs, a.rhs) for a in r.args)
     return (one == 1 and one2 == 1 and p == x and q == y and _pure_bcast(x) and _pure_bcast(y))
+
+
+def cone(constraints, symbols) -> list:
+    """The constraints connected to ``symbols`` through shared symbols, in id order."""
+    by_sym: dict = {}
+    for c in constraints:
+        for s in _rel_symbols(c.relation):
+            by_sym.setdefault(s, []).append(c)
+    out, seen, todo, done = [], set(), list(symbols), set()
+    while todo:
+        s = todo.pop()
+        if s in done:
+            continue
+        done.add(s)
+        for c in by_sym.get(s, ()):
+            if c.id not in seen:
+                seen.add(c.id)
+                out.append(c)
+                todo.extend(_rel_symbols(c.relation))
+    return sorted(out, key=lambda c: c.id)
 
 
 def _imul(a, b):

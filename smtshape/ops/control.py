@@ -239,6 +239,24 @@ def _set_body_inputs(ctx, body, init, shapes, store=None, m=None):
         eng.values[body.inputs[2 + j]] = TensorInfo(s, t.dtype)
 
 
+def _scan_walker(ctx, body, state_dtypes, slices, scan_dtypes):
+    """walk(store, state shapes) for a Scan body: states, then one element of each scan input."""
+    eng = ctx.engine
+    n = len(state_dtypes)
+
+    def walk(store, shapes_in):
+        for j, (dt, s) in enumerate(zip(state_dtypes, shapes_in)):
+            eng.values[body.inputs[j]] = TensorInfo(s, dt)
+        for j, (sl, dt) in enumerate(zip(slices, scan_dtypes)):
+            eng.values[body.inputs[n + j]] = TensorInfo(sl, dt)
+        _walk(ctx, body, store)
+        if store is not ctx.store:
+            _reserve_names(ctx, store)
+        return [_out_info(ctx, v) for v in body.outputs]
+
+    return walk
+
+
 def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
     """Which carried dims vary across iterations, the body outputs to read scan
     outputs from, and a map taking a body dim back to the caller's terms.
@@ -416,17 +434,8 @@ def scan_rule(ctx):
 
     init = [ctx.input(j) if ctx.has_input(j) else TensorInfo() for j in range(n)]
     init_shapes = [None if t.shape is None else tuple(ctx.store.canon(d) for d in t.shape) for t in init]
-    eng = ctx.engine
 
-    def walk(store, shapes_in):
-        for j, (t, s) in enumerate(zip(init, shapes_in)):
-            eng.values[body.inputs[j]] = TensorInfo(s, t.dtype)
-        for j in range(m):
-            eng.values[body.inputs[n + j]] = TensorInfo(slices[j], ctx.dtype(n + j))
-        _walk(ctx, body, store)
-        if store is not ctx.store:
-            _reserve_names(ctx, store)
-        return [_out_info(ctx, v) for v in body.outputs]
+    walk = _scan_walker(ctx, body, [t.dtype for t in init], slices, [ctx.dtype(n + j) for j in range(m)])
 
     varying, outs, back, stable = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[:n])
     for j in range(n):
@@ -493,17 +502,9 @@ def scan_rule_8(ctx):
     length = unify_all(ctx, lengths, "scan.length", "every scan input has the same sequence length") \
         if lengths else ctx.unknown_dim("scan_len")
     known = set(ctx.store.symbols)
-    eng = ctx.engine
 
-    def walk(store, shapes_in):
-        for j, s in enumerate(shapes_in):
-            eng.values[body.inputs[j]] = TensorInfo(s, ctx.dtype(1 + j))
-        for j in range(m):
-            eng.values[body.inputs[n + j]] = TensorInfo(slices[j], ctx.dtype(1 + n + j))
-        _walk(ctx, body, store)
-        if store is not ctx.store:
-            _reserve_names(ctx, store)
-        return [_out_info(ctx, v) for v in body.outputs]
+    walk = _scan_walker(ctx, body, [ctx.dtype(1 + j) for j in range(n)], slices,
+                        [ctx.dtype(1 + n + j) for j in range(m)])
 
     # the body may run zero times (or a batch may stop early): never in the main store
     varying, outs, back, stable = _carried_fixpoint(ctx, walk, init, False, lambda o: o[:n])

@@ -115,19 +115,25 @@ def _conv_inputs(ctx, xi, wi):
     return xs, ws, group
 
 
+def kernel_dims(ctx, ws, rule: str) -> list:
+    """The kernel's spatial sizes W.shape[2:], each unified with ``kernel_shape`` when given."""
+    kernel = list(ws[2:])
+    kattr = ctx.attr("kernel_shape")
+    if kattr is not None:
+        if len(kattr) != len(kernel):
+            ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, W has {len(kernel)} spatial axes")
+        for i, (kw, ka) in enumerate(zip(kernel, kattr)):
+            kernel[i] = unify(ctx, kw, int(ka), rule,
+                              f"{ctx.op_type} kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+    return kernel
+
+
 def _conv(ctx, xi, wi, bi, dtype):
     xs, ws, group = _conv_inputs(ctx, xi, wi)
     if xs is None or ws is None:
         ctx.set_output(0, None, dtype)
         return
-    kattr = ctx.attr("kernel_shape")
-    kernel = list(ws[2:])
-    if kattr is not None:
-        if len(kattr) != len(kernel):
-            ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, W has {len(kernel)} spatial axes")
-        for i, (kw, ka) in enumerate(zip(kernel, kattr)):
-            kernel[i] = unify(ctx, kw, int(ka), "conv.kernel",
-                              f"{ctx.op_type} kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+    kernel = kernel_dims(ctx, ws, "conv.kernel")
     m = ws[0]
     cin = E.mul(ws[1], group)
     unify(ctx, xs[1], cin, "conv.channels",
@@ -186,14 +192,7 @@ def conv_transpose(ctx):
         ctx.set_output(0, None, ctx.dtype(0))
         return
     n = len(xs) - 2
-    kernel = list(ws[2:])
-    kattr = ctx.attr("kernel_shape")
-    if kattr is not None:
-        if len(kattr) != n:
-            ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, expected {n}")
-        for i, (kw, ka) in enumerate(zip(kernel, kattr)):
-            kernel[i] = unify(ctx, kw, int(ka), "conv.kernel",
-                              f"ConvTranspose kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+    kernel = kernel_dims(ctx, ws, "conv.kernel")
     unify(ctx, xs[1], ws[0], "convtranspose.channels",
           f"ConvTranspose channels: X has C = {show(xs[1])}, W.shape[0] = {show(ws[0])}; they must be equal")
     m = E.mul(ws[1], group)

@@ -15,7 +15,7 @@ from ..constraints import eq, ge
 from ..printing import show
 from ..registry import register
 from .common import norm_axes, unify
-from .conv import _ints
+from .conv import _ints, kernel_dims
 
 
 def _shape_str(s):
@@ -295,14 +295,7 @@ def deform_conv(ctx):
         ctx.set_output(0, None, dtype)
         return
     nsp = len(xs) - 2
-    kernel = list(ws[2:])
-    kattr = ctx.attr("kernel_shape")
-    if kattr is not None:
-        if len(kattr) != nsp:
-            ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, X has {nsp} spatial axes")
-        for i, (kw, ka) in enumerate(zip(kernel, kattr)):
-            kernel[i] = unify(ctx, kw, int(ka), "deformconv.kernel",
-                              f"kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+    kernel = kernel_dims(ctx, ws, "deformconv.kernel")
     m = ws[0]
     unify(ctx, xs[1], E.mul(ws[1], group), "deformconv.channels",
           f"channels: X has C = {show(xs[1])}, W expects W.shape[1] * group = {show(ws[1])} * {group}")
