@@ -1,73 +1,135 @@
-"""Speed benchmark: smtshape against the other ONNX shape-inference tools.
+"""Speed benchmark: smtshape against the other ONNX shape-inference tools (issue 8).
 
-    python benchmarks/bench.py [--sizes 1000,15000,50000] [--families transformer,cnn]
-                               [--repeat 3] [--tools smtshape,onnx,ort,osi]
-                               [--timeout 300] [--out docs/benchmarks.md]
+    python benchmarks/bench.py --out docs/benchmarks.md --json benchmarks/.cache/results.json
+    python benchmarks/bench.py --parts graphs --transformer-sizes 1000 --cnn-sizes 2000 --repeat 1
 
-Models come from ``benchmarks/graphs.py`` and are cached as
-``benchmarks/.cache/<family>_<size>.onnx``.  The cnn family is capped at
-15000 nodes (``--cnn-max``).
+One run measures three things (``--parts graphs,cold,corpus``, default all);
+every measurement runs in a fresh subprocess, one at a time:
 
-Each (tool, model) pair runs in its own subprocess (``bench.py --worker``):
-the model is loaded with ``onnx.load`` (not timed), the tool is imported and
-run once as a warm-up, then ``--repeat`` timed runs; the time reported is the
-median wall time (``time.perf_counter``).  Every tool starts from the same
-``onnx.ModelProto``; proto -> IR conversion is inside the timed region for the
-IR-based tools (smtshape, onnx-shape-inference), and the proto copy /
-serialisation the other two do internally is inside theirs.
+1. graphs: generated models, end to end from the file
+   Models come from ``benchmarks/graphs.py`` (transformer ``--transformer-sizes``,
+   default 1000,15000,50000,200000 nodes; cnn ``--cnn-sizes``, default
+   2000,10000,50000), cached as ``benchmarks/.cache/<family>_<size>.onnx``.
+   Each (tool, model) runs in its own subprocess (``bench.py --worker``): the
+   tool is imported, ``gc.collect()``, the peak-memory mark is reset, one
+   warm-up run, then ``--repeat`` timed runs, each preceded by dropping the
+   previous run's result and an untimed ``gc.collect()``.  A run goes from the
+   model's PATH to every shape inferred:
 
-Tools (what is timed):
+       smtshape  smtshape.analyze(path) + result.shapes()   (the result solves
+                 dims lazily; shapes() forces every value's dims)
+       onnx      onnx.load(path) + onnx.shape_inference.infer_shapes(m, data_prop=True)
+       ort       onnx.load(path) + SymbolicShapeInference.infer_shapes(m, auto_merge=True)
+                 (onnxruntime.tools.symbolic_shape_infer)
+       osi       onnx_ir.load(path) + onnx_shape_inference.infer_symbolic_shapes(
+                 m, warn_on_missing=False)
 
-    smtshape  smtshape.analyze(proto) followed by result.shapes() (the result
-              solves dims lazily; shapes() forces every value's dims, so the
-              comparison is against tools that write every shape out)
-    onnx      onnx.shape_inference.infer_shapes(proto, data_prop=True)
-    ort       SymbolicShapeInference.infer_shapes(proto, auto_merge=True)
-              (onnxruntime.tools.symbolic_shape_infer)
-    osi       onnx_shape_inference.infer_symbolic_shapes(onnx_ir.from_proto(proto))
+   Time: the median over the timed runs of the process CPU time
+   (``time.process_time``: user + system of every thread of the worker) and,
+   recorded beside it, of the wall time (``time.perf_counter``).  Tables and
+   ratios use CPU time (the machine is shared; CPU time is what load on other
+   cores disturbs least).
+   Memory (Linux): after the imports, the resident-set high-water mark is reset
+   (``5`` written to ``/proc/self/clear_refs``); ``peak growth`` = ``VmHWM``
+   after the warm-up and timed runs minus ``VmRSS`` at the reset (imports
+   excluded, native memory of Z3 / onnx C++ included); ``peak absolute`` = the
+   worker's lifetime peak resident set (max of ``VmHWM`` before the reset and
+   after the runs: imports, interpreter and tool together).  The memory ratio
+   uses the growth.  ``ru_maxrss`` is not used: Linux keeps it across
+   fork + exec, so a worker would inherit the parent's peak.
+   A worker is killed after ``--timeout`` seconds (default 120) and shown as
+   ``timeout``.  ort and osi are skipped above ``--slow-tools-max-nodes``
+   (default 50000) and on the larger models of a family once they timed out on
+   a smaller one (``skipped``).
+   Linearity: smtshape's CPU microseconds per node at each transformer size and
+   ``(t(largest) / t(15k)) / (nodes(largest) / nodes(15k))`` (1.0 = linear; the
+   summary's threshold is <= 1.25).
 
-Peak memory: ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` of the worker after
-the runs minus the same figure just before the warm-up (model loaded, tool
-imported): the growth of the process's peak resident set caused by running the
-tool, native allocations (Z3, onnx C++) included.  tracemalloc is not used, as
-it misses native memory and slows Python code.
+2. cold: the command-line start a user waits for
+   For each of ``--cold-models`` (default qwen2_legacy, light_resnet50,
+   bert_legacy from ``--corpus``, default ``../shared/corpus`` beside the
+   repository), four fresh processes, output discarded:
 
-A worker that exceeds ``--timeout`` seconds (whole subprocess) is killed and
-recorded as ``timeout``; one that fails is recorded as ``error`` with its last
-message line.
+       smtshape  smtshape check M   (the console script next to sys.executable;
+                 ``python -m smtshape check M`` when there is none; the report
+                 says which)
+       onnx      python -c "import onnx, onnx.shape_inference as s;
+                 s.infer_shapes(onnx.load(M), data_prop=True)"
+       ort       python -m onnxruntime.tools.symbolic_shape_infer --input M
+                 --output TMP --auto_merge
+       osi       python -c "import onnx_ir, onnx_shape_inference;
+                 infer_symbolic_shapes(onnx_ir.load(M), warn_on_missing=False)"
 
-Besides time, each worker reports how much it inferred, over the outputs of
-the model's nodes: for smtshape, dims EXACT / UPPER_BOUND / UNKNOWN and values
-of unknown rank; for the others, dims carrying a ``dim_value`` or a
-``dim_param`` in the returned model (ORT's fresh ``unk__N`` names count as
-named) and values with no shape.
+   One untimed run per (tool, model) first (bytecode and page caches warm, as
+   for a user's second command), then ``--cold-repeat`` (default 5) rounds, the
+   tools interleaved within a round.  Wall = ``perf_counter`` around spawn and
+   reap; CPU = the child's ``ru_utime + ru_stime`` from ``os.wait4``.  Medians;
+   exit codes recorded (``smtshape check`` exits 0 on a consistent model).
 
-Profiling one smtshape run (loading included, separate entries):
+3. corpus: warm per-model time over every ``*.onnx`` in ``--corpus``
+   One subprocess per tool (not per model): every model is loaded with
+   ``onnx.load`` and its ``graph.value_info`` stripped (as
+   ``smtshape.truth.strip_value_info``, which ``corpus_score.py`` uses), then
+   per model one warm-up and ``--repeat`` timed runs (each after an untimed
+   ``gc.collect()``) from the in-memory ``ModelProto``, as ``corpus_score.py``
+   runs them: smtshape ``analyze(proto, policy="skip")`` + ``shapes()``; onnx
+   ``infer_shapes(proto, data_prop=True)``; ort the body of
+   ``SymbolicShapeInference.infer_shapes(proto, auto_merge=True)`` without its
+   temp file; osi ``ir.serde.deserialize_model(proto)`` +
+   ``infer_symbolic_shapes``.  CPU time (process_time), median per model;
+   reported: sum of the medians, median of the medians, ratios of the sums over
+   the models every compared tool ran, and the models with the highest
+   smtshape / onnx ratio.  A single run longer than ``--timeout`` is
+   interrupted (SIGALRM) and the model recorded as ``timeout``; the whole worker
+   is killed after ``--corpus-timeout`` seconds.
+
+How much each tool resolved is recorded beside every time (speed bought by
+leaving dims UNKNOWN shows there): over the outputs of the nodes of the main
+graph, for smtshape dims EXACT / UPPER_BOUND / UNKNOWN and values of unknown
+rank; for the others dims carrying a ``dim_value`` or a ``dim_param`` in the
+returned model (ORT's fresh ``unk__N`` names count as named) and values with no
+shape.
+
+``--out FILE`` rewrites only the part of FILE between ``<!-- bench:begin -->``
+and ``<!-- bench:end -->`` (appended with the markers when absent); every other
+section of the file is kept as it is.
+
+Profiling one smtshape run (end to end from the path, as in part 1):
 
     python -m cProfile -s cumtime benchmarks/bench.py --profile-run benchmarks/.cache/transformer_15000.onnx
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import glob
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.path.join(HERE, ".cache")
+WORKDIR = os.path.join(CACHE, "work")      # ORT writes sym_shape_infer_temp.onnx into the cwd on failure
 TOOLS = ["smtshape", "onnx", "ort", "osi"]
-TOOL_LABEL = {"smtshape": "smtshape", "onnx": "onnx C++ (data_prop)",
-              "ort": "ORT SymbolicShapeInference", "osi": "onnx-shape-inference"}
+SLOW_TOOLS = {"ort", "osi"}
+TOOL_LABEL = {"smtshape": "smtshape", "onnx": "onnx C++ `infer_shapes(data_prop=True)`",
+              "ort": "onnxruntime SymbolicShapeInference (auto_merge)", "osi": "onnx-shape-inference"}
+DEFAULT_SIZES = {"transformer": "1000,15000,50000,200000", "cnn": "2000,10000,50000"}
+COLD_MODELS = "qwen2_legacy,light_resnet50,bert_legacy"
+BEGIN = "<!-- bench:begin (generated by benchmarks/bench.py: everything up to bench:end is rewritten) -->"
+END = "<!-- bench:end -->"
+LINEAR_MAX = 1.25
 
 
-# ---------------------------------------------------------------- models
+# ================================================================ models
 def model_path(family: str, size: int) -> str:
+    """The cached generated model, regenerated when graphs.py is newer."""
     import onnx
 
     sys.path.insert(0, HERE)
@@ -84,43 +146,68 @@ def model_path(family: str, size: int) -> str:
     return path
 
 
-# ---------------------------------------------------------------- worker
-def _maxrss_mb() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024   # bytes on macOS, KiB on Linux
+def node_count(path: str) -> int:
+    import onnx
+
+    return len(onnx.load(path, load_external_data=False).graph.node)
 
 
-def _proc_status_mb(field: str):
+# ================================================================ memory
+def _status_mb(field: str):
+    """A ``/proc/self/status`` field (kB) in MB, or None."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
                 if line.startswith(field + ":"):
-                    return int(line.split()[1]) / 1024          # kB
+                    return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
 
 
-def _peak_reset():
-    """Start a peak-memory measurement; returns a function giving the peak growth in MB.
+class PeakMeter:
+    """Peak resident set over a region: growth from the start and the absolute peak.
 
-    Linux: reset the resident-set high-water mark (write 5 to /proc/self/clear_refs),
-    then peak = VmHWM - VmRSS at the reset.  ru_maxrss is not usable as-is in a
-    subprocess: Linux keeps it across fork + execve, so a worker inherits the
-    parent's peak.  Elsewhere: ru_maxrss delta (then a lower bound)."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        rss0 = _proc_status_mb("VmRSS")
-        if rss0 is not None and _proc_status_mb("VmHWM") is not None:
-            return (lambda: _proc_status_mb("VmHWM") - rss0), "VmHWM after reset minus VmRSS"
-    except OSError:
-        pass
-    r0 = _maxrss_mb()
-    return (lambda: _maxrss_mb() - r0), "ru_maxrss delta"
+    Linux: resets VmHWM through /proc/self/clear_refs; growth = VmHWM - VmRSS at
+    the reset, absolute = max(VmHWM before the reset, VmHWM now).  Elsewhere:
+    ru_maxrss (then growth is a lower bound)."""
+
+    def __init__(self):
+        self.hwm_before = _status_mb("VmHWM")
+        self.method = "VmHWM after reset minus VmRSS at reset"
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.rss0 = _status_mb("VmRSS")
+        except OSError:
+            self.rss0 = None
+        if self.rss0 is None or self.hwm_before is None:
+            self.method = "ru_maxrss delta"
+            self.rss0 = self._maxrss()
+
+    @staticmethod
+    def _maxrss() -> float:
+        import resource
+
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r / (1024 * 1024) if sys.platform == "darwin" else r / 1024
+
+    def read(self) -> dict:
+        if self.method == "ru_maxrss delta":
+            now = self._maxrss()
+            return {"peak_mb": now - self.rss0, "peak_abs_mb": now, "rss0_mb": None, "peak_method": self.method}
+        hwm = _status_mb("VmHWM")
+        return {"peak_mb": hwm - self.rss0, "peak_abs_mb": max(hwm, self.hwm_before), "rss0_mb": self.rss0,
+                "peak_method": self.method}
 
 
-def _proto_coverage(proto, node_outputs) -> dict:
+# ================================================================ coverage (how much was resolved)
+def node_outputs_of(proto) -> list:
+    return [o for n in proto.graph.node for o in n.output if o]
+
+
+def proto_coverage(proto, node_outputs) -> dict:
+    """Dims with a dim_value or dim_param over node outputs of a returned ModelProto."""
     vi = {v.name: v for v in list(proto.graph.value_info) + list(proto.graph.output)}
     dims = known = no_shape = 0
     for name in node_outputs:
@@ -135,315 +222,862 @@ def _proto_coverage(proto, node_outputs) -> dict:
     return {"dims": dims, "known": known, "values_no_shape": no_shape}
 
 
-def _runner(tool: str):
-    """Returns (run(proto) -> result, coverage(result) -> dict, versions)."""
+def smtshape_coverage(res, node_outputs) -> dict:
+    """Dims by exactness after result.shapes(), values of unknown rank, store counters."""
+    from smtshape.dim import Exactness
+
+    c = {"dims": 0, "exact": 0, "upper_bound": 0, "unknown": 0, "values_unknown_rank": 0, "values_missing": 0}
+    shapes = res.shapes()
+    for name in node_outputs:
+        if name not in shapes:
+            c["values_missing"] += 1
+            continue
+        s = shapes[name]
+        if s is None:
+            c["values_unknown_rank"] += 1
+            continue
+        for d in s:
+            c["dims"] += 1
+            c[{Exactness.EXACT: "exact", Exactness.UPPER_BOUND: "upper_bound"}.get(d.exactness, "unknown")] += 1
+    st = getattr(res, "store", None)
+    c["z3_checks"] = getattr(st, "z3_checks", None)
+    c["z3_unknowns"] = getattr(st, "z3_unknowns", None)
+    cons = getattr(st, "constraints", None)
+    c["constraints"] = len(cons) if cons is not None else None
+    c["conflicts"] = len(getattr(res, "conflicts", []) or [])
+    c["consistent"] = getattr(res, "consistent", None)
+    return c
+
+
+def osi_coverage(model, node_outputs) -> dict:
+    import onnx_ir as ir
+
+    return proto_coverage(ir.to_proto(model), node_outputs)
+
+
+# ================================================================ part 1: generated graphs (worker)
+def graph_runner(tool: str):
+    """Imports the tool; returns (run(path) -> output, coverage(output, node_outputs) -> dict, versions)."""
     if tool == "smtshape":
         sys.path.insert(0, ROOT)
         import smtshape
-        from smtshape.dim import Exactness
 
-        def run(proto):
-            res = smtshape.analyze(proto)
+        def run(path):
+            res = smtshape.analyze(path)
             res.shapes()
             return res
 
-        def coverage(res, node_outputs):
-            c = {"dims": 0, "exact": 0, "upper_bound": 0, "unknown": 0, "values_unknown_rank": 0,
-                 "values_missing": 0}
-            shapes = res.shapes()
-            for name in node_outputs:
-                if name not in shapes:
-                    c["values_missing"] += 1
-                    continue
-                s = shapes[name]
-                if s is None:
-                    c["values_unknown_rank"] += 1
-                    continue
-                for d in s:
-                    c["dims"] += 1
-                    c[{Exactness.EXACT: "exact", Exactness.UPPER_BOUND: "upper_bound"}.get(d.exactness, "unknown")] += 1
-            st = res.store
-            c["z3_checks"] = st.z3_checks
-            c["z3_unknowns"] = getattr(st, "z3_unknowns", None)
-            c["constraints"] = len(st.constraints)
-            c["conflicts"] = len(res.conflicts)
-            c["consistent"] = res.consistent
-            return c
-
-        return run, coverage, {"smtshape": getattr(smtshape, "__version__", "?")}
+        return run, smtshape_coverage, {"smtshape": getattr(smtshape, "__version__", "?")}
     if tool == "onnx":
         import onnx
         from onnx import shape_inference
 
-        def run(proto):
-            return shape_inference.infer_shapes(proto, data_prop=True)
+        def run(path):
+            return shape_inference.infer_shapes(onnx.load(path), data_prop=True)
 
-        return run, _proto_coverage, {"onnx": onnx.__version__}
+        return run, proto_coverage, {"onnx": onnx.__version__}
     if tool == "ort":
+        import onnx
         import onnxruntime
         from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference
 
-        def run(proto):
-            return SymbolicShapeInference.infer_shapes(proto, auto_merge=True)
+        def run(path):
+            return SymbolicShapeInference.infer_shapes(onnx.load(path), auto_merge=True)
 
-        return run, _proto_coverage, {"onnxruntime": onnxruntime.__version__}
+        return run, proto_coverage, {"onnxruntime": onnxruntime.__version__}
     if tool == "osi":
         import importlib.metadata as md
 
         import onnx_ir as ir
         import onnx_shape_inference as osi
 
-        def run(proto):
-            return osi.infer_symbolic_shapes(ir.from_proto(proto), warn_on_missing=False)
+        def run(path):
+            return osi.infer_symbolic_shapes(ir.load(path), warn_on_missing=False)
 
-        def coverage(model, node_outputs):
-            return _proto_coverage(ir.to_proto(model), node_outputs)
-
-        return run, coverage, {"onnx-shape-inference": md.version("onnx-shape-inference"),
-                               "onnx-ir": ir.__version__}
+        return run, osi_coverage, {"onnx-shape-inference": md.version("onnx-shape-inference"),
+                                   "onnx-ir": ir.__version__}
     raise SystemExit(f"unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
 
 
-def worker(tool: str, path: str, repeat: int) -> dict:
+def _quiet():
     import logging
     import warnings
 
-    import onnx
-
     logging.disable(logging.WARNING)       # ORT / osi log per unsupported node
     warnings.simplefilter("ignore")
-    proto = onnx.load(path)
-    node_outputs = [o for n in proto.graph.node for o in n.output if o]
-    run, coverage, versions = _runner(tool)
-    import gc
 
+
+def _timed_run(run, arg):
+    """One run after an untimed gc.collect(); returns (output, cpu seconds, wall seconds)."""
     gc.collect()
-    peak_of, peak_method = _peak_reset()
-    t = time.perf_counter()
-    out = run(proto)
-    warm = time.perf_counter() - t
-    times = []
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = run(arg)
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def graph_worker(tool: str, path: str, repeat: int) -> dict:
+    """Part 1 in a subprocess: warm-up + ``repeat`` timed runs from the path; peak memory; coverage."""
+    _quiet()
+    run, coverage, versions = graph_runner(tool)
+    gc.collect()
+    meter = PeakMeter()
+    out, warm_cpu, warm_wall = _timed_run(run, path)
+    cpu, wall = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
-        out = run(proto)
-        times.append(time.perf_counter() - t)
-    peak = peak_of()
-    rec = {"tool": tool, "ms": statistics.median(times) * 1e3 if times else warm * 1e3,
-           "times_ms": [x * 1e3 for x in times], "warmup_ms": warm * 1e3, "peak_mb": peak,
-           "peak_method": peak_method,
-           "versions": versions}
-    rec["coverage"] = coverage(out, node_outputs)
-    return rec
+        out = None                        # the previous result is not alive during the next run
+        out, c, w = _timed_run(run, path)
+        cpu.append(c)
+        wall.append(w)
+    mem = meter.read()
+    import onnx                           # after the memory reading (smtshape may not need onnx)
+
+    cov = coverage(out, node_outputs_of(onnx.load(path, load_external_data=False)))
+    return {"tool": tool, "cpu_ms": _med_ms(cpu, warm_cpu), "wall_ms": _med_ms(wall, warm_wall),
+            "cpu_times_ms": [x * 1e3 for x in cpu], "wall_times_ms": [x * 1e3 for x in wall],
+            "warmup_cpu_ms": warm_cpu * 1e3, "warmup_wall_ms": warm_wall * 1e3, **mem,
+            "versions": versions, "coverage": cov}
 
 
-def run_worker(tool: str, path: str, repeat: int, timeout: float) -> dict:
-    workdir = os.path.join(CACHE, "work")          # ORT writes sym_shape_infer_temp.onnx into the cwd on failure
-    os.makedirs(workdir, exist_ok=True)
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", tool, os.path.abspath(path), "--repeat", str(repeat)]
-    t = time.perf_counter()
+def _med_ms(xs, fallback):
+    return statistics.median(xs) * 1e3 if xs else fallback * 1e3
+
+
+# ================================================================ part 3: corpus (worker)
+def strip_value_info(model_proto):
+    """A copy without graph.value_info: the same as smtshape.truth.strip_value_info
+    (used by corpus_score.py), repeated here so that the other tools' workers do
+    not import smtshape."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model_proto)
+    del out.graph.value_info[:]
+    return out
+
+
+def corpus_runner(tool: str):
+    """Imports the tool; returns (run(proto) -> output, coverage(output, node_outputs) -> dict).
+
+    The runs are those of corpus_score.py's runners."""
+    if tool == "smtshape":
+        sys.path.insert(0, ROOT)
+        import smtshape
+
+        def run(proto):
+            res = smtshape.analyze(proto, policy="skip")
+            res.shapes()
+            return res
+
+        return run, smtshape_coverage
+    if tool == "onnx":
+        from onnx import shape_inference
+
+        return (lambda proto: shape_inference.infer_shapes(proto, data_prop=True)), proto_coverage
+    if tool == "ort":
+        from onnxruntime.tools.symbolic_shape_infer import SymbolicShapeInference, get_opset
+
+        def run(proto):
+            opset = get_opset(proto)
+            if not opset or opset < 7:
+                raise RuntimeError("onnxruntime symbolic shape inference supports opset >= 7 only")
+            ssi = SymbolicShapeInference(2**31 - 1, True, False, 0)   # int_max, auto_merge, guess, verbose
+            ssi._preprocess(proto)
+            while ssi.run_:
+                ssi._infer_impl()
+            ssi._update_output_from_vi()
+            return ssi.out_mp_
+
+        return run, proto_coverage
+    if tool == "osi":
+        import onnx_ir as ir
+        import onnx_shape_inference as osi
+
+        def run(proto):
+            m = ir.serde.deserialize_model(proto)
+            osi.infer_symbolic_shapes(m, warn_on_missing=False)
+            return m
+
+        return run, osi_coverage
+    raise SystemExit(f"unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
+
+
+class _RunTimeout(Exception):
+    pass
+
+
+def _with_alarm(fn, timeout):
+    """fn() interrupted by SIGALRM after ``timeout`` seconds (only between Python bytecodes)."""
+    import signal
+
+    def _alarm(_sig, _frm):
+        raise _RunTimeout()
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=workdir)
-    except subprocess.TimeoutExpired:
-        return {"tool": tool, "status": "timeout", "wall_s": time.perf_counter() - t}
-    if p.returncode != 0:
-        lines = [ln for ln in (p.stderr or p.stdout).strip().splitlines() if ln.strip()]
-        return {"tool": tool, "status": "error", "error": lines[-1][:200] if lines else f"exit {p.returncode}"}
-    rec = json.loads(p.stdout.strip().splitlines()[-1])
-    rec["status"] = "ok"
-    rec["wall_s"] = time.perf_counter() - t
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
+    """Part 3 in a subprocess: prints one JSON line per model as soon as it is measured."""
+    import contextlib
+    import io
+
+    import onnx
+
+    _quiet()
+    run, coverage = corpus_runner(tool)
+    models = []
+    for p in sorted(glob.glob(os.path.join(corpus, "*.onnx"))):
+        proto = strip_value_info(onnx.load(p))
+        models.append((os.path.basename(p)[:-5], proto, node_outputs_of(proto)))
+    for name, proto, outs in models:
+        rec = {"model": name, "tool": tool, "nodes": len(proto.graph.node), "status": "ok"}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):      # ORT prints on some models
+                out, warm, _ = _with_alarm(lambda: _timed_run(run, proto), timeout)
+                cpu, wall = [], []
+                for _ in range(repeat):
+                    out = None
+                    out, c, w = _with_alarm(lambda: _timed_run(run, proto), timeout)
+                    cpu.append(c)
+                    wall.append(w)
+            rec.update(cpu_ms=_med_ms(cpu, warm), wall_ms=_med_ms(wall, warm),
+                       cpu_times_ms=[x * 1e3 for x in cpu], coverage=coverage(out, outs))
+        except _RunTimeout:
+            rec.update(status="timeout", error=f"a run took over {timeout:g} s")
+        except Exception as e:                                   # a crash of the tool: recorded, go on
+            msg = str(e).splitlines()[0] if str(e) else ""
+            rec.update(status="error", error=f"{type(e).__name__}: {msg}"[:200])
+        out = None
+        print(json.dumps(rec), flush=True)
+
+
+# ================================================================ subprocess drivers
+def _spawn_json(cmd, timeout):
+    """Runs a worker; returns (status, list of JSON records from stdout, error text)."""
+    os.makedirs(WORKDIR, exist_ok=True)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=WORKDIR)
+        stdout, status = p.stdout, ("ok" if p.returncode == 0 else "error")
+        err = "" if p.returncode == 0 else _last_line(p.stderr or p.stdout) or f"exit {p.returncode}"
+    except subprocess.TimeoutExpired as e:
+        stdout = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        status, err = "timeout", f"killed after {timeout:g} s"
+    recs = []
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+    return status, recs, err
+
+
+def _last_line(text):
+    lines = [ln for ln in (text or "").strip().splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def _worker_cmd(*args):
+    return [sys.executable, os.path.abspath(__file__), *args]
+
+
+def run_graphs(args, log) -> dict:
+    """Part 1: {model key: {"path", "nodes", "family", "tools": {tool: record}}}."""
+    out = {}
+    for fam, sizes in (("transformer", args.transformer_sizes), ("cnn", args.cnn_sizes)):
+        timed_out = {}                                   # slow tool -> size at which it timed out
+        for n in sizes:
+            path = model_path(fam, n)
+            nodes = node_count(path)
+            key = f"{fam}_{n}"
+            row = out[key] = {"family": fam, "size": n, "nodes": nodes, "path": path, "tools": {}}
+            for tool in args.tools:
+                rec = _graph_one(tool, path, nodes, fam, n, timed_out, args)
+                row["tools"][tool] = rec
+                log(f"graphs {key:>18} ({nodes} nodes) {tool:<9} {_describe(rec)}")
+    return out
+
+
+def _graph_one(tool, path, nodes, fam, size, timed_out, args) -> dict:
+    """One (tool, model) subprocess of part 1, or a skip record."""
+    if tool in SLOW_TOOLS and nodes > args.slow_tools_max_nodes:
+        return {"tool": tool, "status": "skipped", "error": f">{args.slow_tools_max_nodes} nodes"}
+    if tool in SLOW_TOOLS and tool in timed_out:
+        return {"tool": tool, "status": "skipped", "error": f"timed out on {fam}_{timed_out[tool]}"}
+    t0 = time.perf_counter()
+    status, recs, err = _spawn_json(_worker_cmd("--worker", tool, path, "--repeat", str(args.repeat)),
+                                    args.timeout)
+    if status == "ok" and recs:
+        rec = recs[-1]
+        rec["status"] = "ok"
+    else:
+        rec = {"tool": tool, "status": status if status != "ok" else "error", "error": err or "no output"}
+        if status == "timeout" and tool in SLOW_TOOLS:
+            timed_out[tool] = size
+    rec["subprocess_s"] = time.perf_counter() - t0
     return rec
 
 
-# ---------------------------------------------------------------- report
-def _cell(rec):
-    if rec is None:
-        return "-", "-"
-    if rec["status"] != "ok":
-        return rec["status"], "-"
-    return f"{rec['ms']:.0f}", f"{rec['peak_mb']:.0f}"
+def _describe(rec):
+    if rec["status"] == "ok":
+        return (f"cpu {rec['cpu_ms']:.0f} ms, wall {rec['wall_ms']:.0f} ms, peak +{rec['peak_mb']:.0f} MB "
+                f"(abs {rec['peak_abs_mb']:.0f}), subprocess {rec['subprocess_s']:.1f} s")
+    return f"{rec['status']}: {rec.get('error', '')}"
+
+
+def smtshape_cli():
+    """(argv prefix, description) of the smtshape command: the console script beside
+    sys.executable, else ``python -m smtshape``."""
+    script = os.path.join(os.path.dirname(sys.executable), "smtshape")
+    if os.path.isfile(script) and os.access(script, os.X_OK):
+        return [script], f"console script `{script}`"
+    return [sys.executable, "-m", "smtshape"], f"`{sys.executable} -m smtshape`"
+
+
+def cold_commands(model: str, tmp_out: str) -> dict:
+    """tool -> argv of the fresh process for part 2."""
+    py = sys.executable
+    return {
+        "smtshape": smtshape_cli()[0] + ["check", model],
+        "onnx": [py, "-c", "import sys, onnx, onnx.shape_inference as s; "
+                           "s.infer_shapes(onnx.load(sys.argv[1]), data_prop=True)", model],
+        "ort": [py, "-m", "onnxruntime.tools.symbolic_shape_infer", "--input", model, "--output", tmp_out,
+                "--auto_merge"],
+        "osi": [py, "-c", "import sys, onnx_ir, onnx_shape_inference as o; "
+                          "o.infer_symbolic_shapes(onnx_ir.load(sys.argv[1]), warn_on_missing=False)", model],
+    }
+
+
+def spawn_timed(cmd, timeout):
+    """A fresh process, output discarded: (exit code or None on timeout, wall s, child CPU s)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         cwd=WORKDIR)
+    killer = threading.Timer(timeout, p.kill)
+    killer.start()
+    try:
+        _, status, ru = os.wait4(p.pid, 0)
+    finally:
+        killer.cancel()
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)     # reaped here, so Popen must not wait again
+    timed_out = os.WIFSIGNALED(status) and wall >= timeout
+    return (None if timed_out else p.returncode), wall, ru.ru_utime + ru.ru_stime
+
+
+def run_cold(args, log) -> dict:
+    """Part 2: {model: {"nodes", "tools": {tool: {wall_ms, cpu_ms, exit codes...}}}}."""
+    import onnx
+
+    os.makedirs(WORKDIR, exist_ok=True)
+    out = {}
+    for name in args.cold_models:
+        path = os.path.join(args.corpus, name + ".onnx")
+        if not os.path.exists(path):
+            out[name] = {"nodes": None, "error": f"{path} not found", "tools": {}}
+            log(f"cold   {name}: not found")
+            continue
+        cmds = cold_commands(path, os.path.join(WORKDIR, f"cold_{name}_ort.onnx"))
+        cmds = {t: c for t, c in cmds.items() if t in args.tools}
+        samples = {t: [] for t in cmds}
+        for t, c in cmds.items():                          # untimed first run
+            spawn_timed(c, args.timeout)
+        for _ in range(args.cold_repeat):
+            for t, c in cmds.items():
+                samples[t].append(spawn_timed(c, args.timeout))
+        out[name] = {"nodes": len(onnx.load(path, load_external_data=False).graph.node), "tools": {}}
+        for t, s in samples.items():
+            ok = [x for x in s if x[0] is not None]
+            rec = {"exit_codes": sorted({x[0] for x in s}, key=lambda v: (v is None, v or 0)),
+                   "timeouts": len(s) - len(ok), "runs": len(s),
+                   "wall_ms": statistics.median(x[1] for x in ok) * 1e3 if ok else None,
+                   "cpu_ms": statistics.median(x[2] for x in ok) * 1e3 if ok else None,
+                   "cpu_times_ms": [x[2] * 1e3 for x in s], "wall_times_ms": [x[1] * 1e3 for x in s]}
+            out[name]["tools"][t] = rec
+            log(f"cold   {name:>16} {t:<9} cpu {_fmt(rec['cpu_ms'])} ms, wall {_fmt(rec['wall_ms'])} ms, "
+                f"exit {rec['exit_codes']}")
+    return out
+
+
+def run_corpus(args, log) -> dict:
+    """Part 3: {tool: {"status", "error", "models": {model: record}}}."""
+    out = {}
+    for tool in args.tools:
+        t0 = time.perf_counter()
+        status, recs, err = _spawn_json(_worker_cmd("--corpus-worker", tool, args.corpus, "--repeat",
+                                                    str(args.repeat), "--timeout", str(args.timeout)),
+                                        args.corpus_timeout)
+        models = {r["model"]: r for r in recs}
+        out[tool] = {"status": status, "error": err, "models": models, "subprocess_s": time.perf_counter() - t0}
+        ok = [r["cpu_ms"] for r in models.values() if r["status"] == "ok"]
+        log(f"corpus {tool:<9} {status} {len(ok)}/{len(models)} models ok, sum {sum(ok):.0f} ms CPU, "
+            f"{out[tool]['subprocess_s']:.0f} s" + (f" ({err})" if err else ""))
+    return out
+
+
+# ================================================================ report helpers
+def _fmt(x, nd=0):
+    if x is None:
+        return "-"
+    if nd == 0 and abs(x) < 10:
+        return f"{x:.1f}"
+    return f"{x:.{nd}f}"
 
 
 def _ratio(a, b):
-    if a is None or b is None or a["status"] != "ok" or b["status"] != "ok" or b["ms"] <= 0:
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def _ok(rec):
+    return rec is not None and rec.get("status") == "ok"
+
+
+def _cell_status(rec):
+    if rec is None:
         return "-"
-    return f"{a['ms'] / b['ms']:.2f}"
+    if rec["status"] == "skipped":
+        return f"skipped ({rec.get('error', '')})"
+    return rec["status"]
 
 
-def _machine(results) -> list[str]:
+def machine_lines(started, elapsed) -> list:
     import importlib.metadata as md
 
-    vers = {}
-    for p in ["onnx", "onnxruntime", "onnx-ir", "onnx-shape-inference", "z3-solver", "sympy", "numpy"]:
+    vers = []
+    for p in ["onnx", "onnxruntime", "onnx-ir", "onnx-shape-inference", "z3-solver", "sympy", "numpy", "protobuf"]:
         try:
-            vers[p] = md.version(p)
+            vers.append(f"{p} {md.version(p)}")
         except md.PackageNotFoundError:
-            vers[p] = "not installed"
+            vers.append(f"{p} not installed")
     try:
         commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                                 text=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "smtshape"], capture_output=True,
                                text=True).stdout.strip()
-        commit = commit + (" (smtshape/ has uncommitted changes)" if dirty else "")
+        commit += " (smtshape/ has uncommitted changes)" if dirty else ""
     except OSError:
         commit = "?"
-    cpu = "?"
+    cpu = platform.processor() or "?"
     try:
         with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
     except OSError:
-        cpu = platform.processor() or "?"
+        pass
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     return [
         f"- Python {platform.python_version()} ({platform.python_implementation()}), {platform.platform()}",
-        f"- CPU: {cpu}, os.cpu_count() = {os.cpu_count()}",
-        "- " + ", ".join(f"{k} {v}" for k, v in vers.items()),
+        f"- CPU: {cpu}, os.cpu_count() = {os.cpu_count()}; load average at the end {load} "
+        "(the machine is shared with other jobs)",
+        "- " + ", ".join(vers),
         f"- smtshape commit {commit}",
-        f"- date {time.strftime('%Y-%m-%d %H:%M:%S %Z')}",
+        f"- started {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}; "
+        f"the whole run took {elapsed / 60:.1f} min",
     ]
 
 
-def report(results, models, args, argv) -> str:
-    tools = args.tools
-    out = ["# Shape-inference speed benchmark", "",
-           "Generated by `benchmarks/bench.py`; rerun it to refresh. Models are synthetic "
-           "(`benchmarks/graphs.py`): GPT-2-like TorchScript-exporter-style transformer layers and "
-           "U-Net-style CNN blocks, opset 17, symbolic batch / seq / H / W.", "",
-           "Command:", "", "```", "python benchmarks/bench.py " + " ".join(argv), "```", "",
-           "Machine:", ""] + _machine(results) + [""]
-    out += [f"Time: median of {args.repeat} in-process runs after 1 warm-up, model loading excluded, "
-            "each (tool, model) in its own subprocess. Peak: growth of the worker's peak resident set (MB) "
-            "over the warm-up and timed runs, native memory included (Linux: `VmHWM` after resetting it "
-            "through `/proc/self/clear_refs`, minus `VmRSS` at the reset; `ru_maxrss` is inherited across "
-            "fork + exec, so it is not used there). "
-            f"Timeout {args.timeout:.0f} s per (tool, model) subprocess.", ""]
+# ================================================================ report: criteria
+def criteria_rows(data) -> list:
+    """(criterion, measured, target, verdict) for issue 8's 'done means'."""
+    rows = []
+    g = data.get("graphs") or {}
+    for key in ("transformer_15000", "transformer_50000", "cnn_10000"):
+        r = g.get(key, {}).get("tools", {})
+        q = _ratio(r.get("smtshape", {}).get("cpu_ms") if _ok(r.get("smtshape")) else None,
+                   r.get("onnx", {}).get("cpu_ms") if _ok(r.get("onnx")) else None)
+        rows.append((f"{key}: smtshape / onnx, end to end, CPU", _x(q), "<= 2.0x", _verdict(q, 2.0)))
+    r = g.get("transformer_50000", {}).get("tools", {})
+    if _ok(r.get("smtshape")) and _ok(r.get("onnx")):
+        s, o = r["smtshape"], r["onnx"]
+        meas = (f"growth {s['peak_mb']:.0f} vs {o['peak_mb']:.0f} MB ({_x(_ratio(s['peak_mb'], o['peak_mb']))}); "
+                f"absolute {s['peak_abs_mb']:.0f} vs {o['peak_abs_mb']:.0f} MB")
+        rows.append(("transformer_50000: peak RSS, smtshape vs onnx (verdict on growth)", meas, "<= onnx",
+                     _verdict(_ratio(s["peak_mb"], o["peak_mb"]), 1.0)))
+    else:
+        rows.append(("transformer_50000: peak RSS", "not measured", "<= onnx", "-"))
+    lin = linearity(g)
+    rows.append((f"linear to {lin['largest'] // 1000 if lin['largest'] else '?'}k: "
+                 "(t(largest)/t(15k)) / node ratio, smtshape CPU", _fmt(lin["factor"], 2)
+                 if lin["factor"] is not None else "not measured", f"<= {LINEAR_MAX}",
+                 _verdict(lin["factor"], LINEAR_MAX)))
+    cold = data.get("cold") or {}
+    for name, row in cold.items():
+        t = row.get("tools", {})
+        q = _ratio((t.get("smtshape") or {}).get("cpu_ms"), (t.get("onnx") or {}).get("cpu_ms"))
+        qw = _ratio((t.get("smtshape") or {}).get("wall_ms"), (t.get("onnx") or {}).get("wall_ms"))
+        crit = "criterion model" if name == "qwen2_legacy" else "shown too"
+        rows.append((f"cold `smtshape check {name}` / cold onnx load + infer, CPU ({crit})",
+                     f"{_x(q)} (wall {_x(qw)})", "<= 2.5x", _verdict(q, 2.5)))
+    corp = data.get("corpus") or {}
+    if corp:
+        bad = [m for m, r in (corp.get("smtshape") or {}).get("models", {}).items() if r["status"] != "ok"]
+        failed = f"; smtshape failed on {len(bad)}: {', '.join(bad)}" if bad else ""
+        for other, target, lim in (("onnx", "<= 4x", 4.0), ("ort", "< 1x", 1.0), ("osi", "< 1x", 1.0)):
+            tot = corpus_totals(corp, ["smtshape", other])
+            q = _ratio(tot.get("smtshape"), tot.get(other))
+            rows.append((f"corpus warm total: smtshape / {other} ({tot.get('n', 0)} models both ran{failed})",
+                         _x(q), target, _verdict(q, lim, strict=(lim == 1.0))))
+    return rows
+
+
+def _x(q):
+    return "-" if q is None else f"{q:.2f}x"
+
+
+def _verdict(q, limit, strict=False):
+    if q is None:
+        return "-"
+    return "pass" if (q < limit if strict else q <= limit) else "FAIL"
+
+
+def linearity(graphs) -> dict:
+    """smtshape µs/node per transformer size and the (t(largest)/t(15k)) / node-ratio factor."""
+    pts = []
+    for row in graphs.values():
+        s = row["tools"].get("smtshape")
+        if row["family"] == "transformer" and _ok(s):
+            pts.append((row["size"], row["nodes"], s["cpu_ms"]))
+    pts.sort()
+    base = next((p for p in pts if p[0] == 15000), None)
+    largest = pts[-1] if pts else None
+    factor = None
+    if base and largest and largest[0] > base[0]:
+        factor = (largest[2] / base[2]) / (largest[1] / base[1])
+    return {"points": pts, "factor": factor, "largest": largest[0] if largest else None}
+
+
+def corpus_totals(corp, tools) -> dict:
+    """Sum of per-model CPU medians per tool over the models where every one of ``tools`` ran."""
+    names = None
+    for t in tools:
+        ok = {m for m, r in (corp.get(t) or {}).get("models", {}).items() if r["status"] == "ok"}
+        names = ok if names is None else names & ok
+    names = names or set()
+    out = {"n": len(names)}
+    for t in tools:
+        out[t] = sum(corp[t]["models"][m]["cpu_ms"] for m in names) if names else None
+    return out
+
+
+# ================================================================ report: sections
+def graphs_section(graphs, tools, args) -> list:
+    others = [t for t in tools if t != "smtshape"]
+    out = ["## Generated graphs, end to end from the file", "",
+           f"CPU time per run in ms (median of {args.repeat} after 1 warm-up; `process_time` of the worker) and "
+           "peak resident-set growth in MB over the warm-up and timed runs (imports excluded). Ratios: smtshape "
+           "CPU time / the other tool's; `mem` = smtshape's peak growth / onnx's. "
+           f"Timeout {args.timeout:g} s per (tool, model) subprocess; ort and osi run up to "
+           f"{args.slow_tools_max_nodes} nodes.", ""]
     head = ["model", "nodes"]
     for t in tools:
         head += [f"{t} ms", f"{t} MB"]
-    others = [t for t in tools if t != "smtshape"]
     if "smtshape" in tools:
         head += [f"smtshape/{t}" for t in others]
+        if "onnx" in tools:
+            head.insert(len(head) - len(others) + 1, "mem smtshape/onnx")
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for key, (path, nodes) in models.items():
-        row = [key, str(nodes)]
-        rs = results.get(key, {})
+    for key, row in graphs.items():
+        r = row["tools"]
+        cells = [key, str(row["nodes"])]
         for t in tools:
-            row += list(_cell(rs.get(t)))
+            rec = r.get(t)
+            cells += [_fmt(rec["cpu_ms"]), _fmt(rec["peak_mb"])] if _ok(rec) else [_cell_status(rec), "-"]
         if "smtshape" in tools:
-            row += [_ratio(rs.get("smtshape"), rs.get(t)) for t in others]
-        out.append("| " + " | ".join(row) + " |")
-    out += ["", "Tools: " + "; ".join(f"`{t}` = {TOOL_LABEL[t]}" for t in tools) + ".",
-            "Ratios are smtshape time / other tool time (below 1 means smtshape is faster).", ""]
+            s = r.get("smtshape") if _ok(r.get("smtshape")) else None
+            for t in others:
+                o = r.get(t) if _ok(r.get(t)) else None
+                cells.append(_x(_ratio(s and s["cpu_ms"], o and o["cpu_ms"])))
+                if t == "onnx":
+                    cells.append(_x(_ratio(s and s["peak_mb"], o and o["peak_mb"])))
+        out.append("| " + " | ".join(cells) + " |")
+    out += ["", "Wall time (ms, median) and absolute peak resident set of the worker (MB: interpreter, imports "
+            "and the runs; lifetime `VmHWM`):", ""]
+    head = ["model"] + [f"{t} wall ms" for t in tools] + [f"{t} abs MB" for t in tools]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for key, row in graphs.items():
+        r = row["tools"]
+        cells = [key] + [_fmt(r[t]["wall_ms"]) if _ok(r.get(t)) else "-" for t in tools]
+        cells += [_fmt(r[t]["peak_abs_mb"]) if _ok(r.get(t)) else "-" for t in tools]
+        out.append("| " + " | ".join(cells) + " |")
+    lin = linearity(graphs)
+    if lin["points"]:
+        pts = ", ".join(f"{n // 1000 if n >= 1000 else n}{'k' if n >= 1000 else ''}: "
+                        f"{1e3 * ms / nodes:.1f} µs/node" for n, nodes, ms in lin["points"])
+        fac = (f"; (t({lin['largest'] // 1000}k) / t(15k)) / node ratio = {lin['factor']:.2f} (1.0 = linear)"
+               if lin["factor"] is not None else "")
+        out += ["", f"Linearity, smtshape CPU on the transformer graphs: {pts}{fac}."]
+    out.append("")
+    return out
 
+
+def cold_section(cold, tools, args) -> list:
+    out = ["## Cold command line", "",
+           f"A fresh process per run, output discarded; median of {args.cold_repeat} runs after one untimed run; "
+           "CPU = the child's user + system time (`os.wait4`), wall = spawn to reap. "
+           f"smtshape runs as {smtshape_cli()[1]}: `smtshape check M`; onnx as `python -c \"import onnx, "
+           "onnx.shape_inference as s; s.infer_shapes(onnx.load(M), data_prop=True)\"`; ort as `python -m "
+           "onnxruntime.tools.symbolic_shape_infer --input M --output TMP --auto_merge`; osi as `python -c` "
+           "importing onnx_ir and onnx_shape_inference, `infer_symbolic_shapes(onnx_ir.load(M), "
+           "warn_on_missing=False)`.", ""]
+    head = ["model", "nodes"] + [f"{t} CPU / wall ms" for t in tools] + ["exit codes"]
+    if "smtshape" in tools and "onnx" in tools:
+        head += ["smtshape/onnx CPU", "smtshape/onnx wall"]
+    out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, row in cold.items():
+        t = row.get("tools", {})
+        cells = [name, str(row.get("nodes") or "-")]
+        cells += [f"{_fmt((t.get(x) or {}).get('cpu_ms'))} / {_fmt((t.get(x) or {}).get('wall_ms'))}" for x in tools]
+        cells.append(", ".join(f"{x} {t[x]['exit_codes']}" for x in tools if x in t))
+        if "smtshape" in tools and "onnx" in tools:
+            s, o = t.get("smtshape") or {}, t.get("onnx") or {}
+            cells += [_x(_ratio(s.get("cpu_ms"), o.get("cpu_ms"))), _x(_ratio(s.get("wall_ms"), o.get("wall_ms")))]
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
+def corpus_section(corp, tools, args) -> list:
+    out = ["## Warm, per model, over the corpus", "",
+           f"`{os.path.relpath(args.corpus, ROOT)}`: every `*.onnx`, value_info stripped; one subprocess per tool; "
+           f"per model 1 warm-up and the median of {args.repeat} runs of CPU time from the in-memory ModelProto. "
+           "Sums and ratios over the models both compared tools ran.", ""]
+    out += ["| tool | models ok | failed | sum of medians ms | median per model ms | smtshape / tool (sums) |",
+            "|---|---|---|---|---|---|"]
+    for t in tools:
+        ms = (corp.get(t) or {}).get("models", {})
+        ok = [r["cpu_ms"] for r in ms.values() if r["status"] == "ok"]
+        bad = [f"{m} ({r['status']})" for m, r in ms.items() if r["status"] != "ok"]
+        st = (corp.get(t) or {}).get("status", "-")
+        if st != "ok":
+            bad.append(f"worker {st}: {(corp.get(t) or {}).get('error', '')}")
+        tot = corpus_totals(corp, ["smtshape", t]) if "smtshape" in corp and t != "smtshape" else {}
+        q = _x(_ratio(tot.get("smtshape"), tot.get(t))) + f" ({tot['n']} models)" if tot else "-"
+        out.append(f"| {t} | {len(ok)} | {', '.join(bad) or 0} | {_fmt(sum(ok)) if ok else '-'} | "
+                   f"{_fmt(statistics.median(ok), 2) if ok else '-'} | {q} |")
+    if "smtshape" in corp and "onnx" in corp:
+        s, o = corp["smtshape"]["models"], corp["onnx"]["models"]
+        qs = sorted(((s[m]["cpu_ms"] / o[m]["cpu_ms"], m) for m in s
+                     if m in o and _ok(s[m]) and _ok(o[m]) and o[m]["cpu_ms"] > 0), reverse=True)
+        out += ["", "Highest smtshape / onnx ratios: " + ", ".join(
+            f"{m} {q:.1f}x ({s[m]['cpu_ms']:.1f} vs {o[m]['cpu_ms']:.2f} ms)" for q, m in qs[:5]) + "."]
+    out += ["", "<details><summary>Per model (CPU ms, median)</summary>", "",
+            "| model | nodes | " + " | ".join(tools) + " | smtshape/onnx |", "|---|---|" + "---|" * (len(tools) + 1)]
+    names = sorted({m for t in tools for m in (corp.get(t) or {}).get("models", {})})
+    for m in names:
+        recs = [(corp.get(t) or {}).get("models", {}).get(m) for t in tools]
+        nodes = next((r["nodes"] for r in recs if r), "-")
+        cells = [_fmt(r["cpu_ms"], 2) if _ok(r) else (r["status"] if r else "-") for r in recs]
+        s = (corp.get("smtshape") or {}).get("models", {}).get(m)
+        o = (corp.get("onnx") or {}).get("models", {}).get(m)
+        q = _x(_ratio(s["cpu_ms"], o["cpu_ms"])) if _ok(s) and _ok(o) else "-"
+        out.append(f"| {m} | {nodes} | " + " | ".join(cells) + f" | {q} |")
+    out += ["", "</details>", ""]
+    return out
+
+
+def resolved_section(data, tools) -> list:
+    out = ["## How much each tool resolved", "",
+           "Over the outputs of the nodes of the main graph. smtshape: dims by exactness after `result.shapes()`, "
+           "values of unknown rank and the store's counters. Others: dims with a `dim_value` or `dim_param` in the "
+           "returned model (ORT's fresh `unk__N` names count as named, so this is an upper bound on what they "
+           "resolved) and values without a shape. Speed bought by leaving dims UNKNOWN shows here.", ""]
+    rows = [(k, r["tools"]) for k, r in (data.get("graphs") or {}).items()]
+    corp = data.get("corpus") or {}
+    if corp:
+        rows.append(("corpus (sum over models)", {t: _corpus_cov_sum(corp.get(t)) for t in tools}))
     if "smtshape" in tools:
-        out += ["## How much smtshape resolved", "",
-                "Over the outputs of all nodes: dims by exactness after `result.shapes()`, values whose "
-                "rank is unknown, and the store's counters. Speed bought by leaving dims UNKNOWN would "
-                "show here.", "",
-                "| model | dims | EXACT | UPPER_BOUND | UNKNOWN | resolved (not UNKNOWN) | values of unknown rank "
-                "| constraints | Z3 checks | Z3 unknowns | consistent |",
-                "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for key in models:
-            r = results.get(key, {}).get("smtshape")
-            if not r or r["status"] != "ok":
-                out.append(f"| {key} | {r['status'] if r else '-'} |" + " |" * 10)
+        out += ["| model | dims | EXACT | UPPER_BOUND | UNKNOWN | resolved | values of unknown rank | "
+                "constraints | Z3 checks | Z3 unknowns | consistent |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for key, r in rows:
+            s = r.get("smtshape")
+            if not _ok(s):
+                out.append(f"| {key} | {_cell_status(s)} |" + " |" * 9)
                 continue
-            c = r["coverage"]
+            c = s["coverage"]
             frac = f"{(c['exact'] + c['upper_bound']) / c['dims']:.1%}" if c["dims"] else "-"
             out.append(f"| {key} | {c['dims']} | {c['exact']} | {c['upper_bound']} | {c['unknown']} | {frac} | "
-                       f"{c['values_unknown_rank']} | {c['constraints']} | {c['z3_checks']} | "
-                       f"{c['z3_unknowns']} | {c['consistent']} |")
-        out += [""]
+                       f"{c['values_unknown_rank']} | {c.get('constraints')} | {c.get('z3_checks')} | "
+                       f"{c.get('z3_unknowns')} | {c.get('consistent')} |")
+        out.append("")
+    others = [t for t in tools if t != "smtshape"]
+    if others:
+        out += ["| model | " + " | ".join(f"{t}: dims known / dims, values without shape" for t in others) + " |",
+                "|---|" + "---|" * len(others)]
+        for key, r in rows:
+            cells = []
+            for t in others:
+                rec = r.get(t)
+                if _ok(rec):
+                    c = rec["coverage"]
+                    cells.append(f"{c['known']} / {c['dims']}, {c['values_no_shape']}")
+                else:
+                    cells.append(_cell_status(rec))
+            out.append(f"| {key} | " + " | ".join(cells) + " |")
+        out.append("")
+    return out
 
-    out += ["## How much the other tools wrote", "",
-            "Dims with a `dim_value` or `dim_param` in the returned model, over node outputs; "
-            "ORT's fresh `unk__N` names count as named, so this is an upper bound on what they resolved.", "",
-            "| model | tool | dims known / dims | values without shape |", "|---|---|---|---|"]
-    for key in models:
-        for t in others:
-            r = results.get(key, {}).get(t)
-            if r and r["status"] == "ok":
-                c = r["coverage"]
-                out.append(f"| {key} | {t} | {c['known']} / {c['dims']} | {c['values_no_shape']} |")
-            elif r:
-                out.append(f"| {key} | {t} | {r['status']}{': ' + r['error'] if r.get('error') else ''} | |")
-    out += [""]
+
+def _corpus_cov_sum(tool_rec):
+    """Coverage summed over the corpus models a tool ran (a pseudo record for resolved_section)."""
+    if not tool_rec:
+        return None
+    ms = [r for r in tool_rec.get("models", {}).values() if r["status"] == "ok"]
+    if not ms:
+        return {"status": "error", "error": "no model ran"}
+    tot = {}
+    for r in ms:
+        for k, v in r["coverage"].items():
+            if isinstance(v, bool) or v is None:
+                tot[k] = (tot.get(k, True) and v) if k == "consistent" else tot.get(k)
+            else:
+                tot[k] = tot.get(k, 0) + v
+    if "consistent" in tot:
+        n_cons = sum(1 for r in ms if r["coverage"].get("consistent") is True)
+        tot["consistent"] = f"{n_cons}/{len(ms)} models"
+    return {"status": "ok", "coverage": tot}
+
+
+def report(data, args, argv) -> str:
+    tools = args.tools
+    out = [BEGIN, "",
+           "Rerun with the command below to refresh this part (the sections after bench:end are kept). "
+           "Generated models: `benchmarks/graphs.py` (GPT-2-like TorchScript-exporter-style transformer layers, "
+           "U-Net-style CNN blocks, opset 17, symbolic batch / seq / H / W). What each figure measures is defined "
+           "exactly in the docstring of `benchmarks/bench.py`.", "",
+           "```", "python benchmarks/bench.py " + " ".join(argv), "```", "",
+           "Machine:", ""] + machine_lines(data["started"], data["elapsed_s"]) + [""]
+    out += ["## Issue 8 criteria", "", "| criterion | measured | target | verdict |", "|---|---|---|---|"]
+    out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in criteria_rows(data)]
+    out += ["", "Tools: " + "; ".join(f"`{t}` = {TOOL_LABEL[t]}" for t in tools) + ". Ratios are smtshape / "
+            "the other tool (below 1: smtshape is faster or smaller).", ""]
+    if data.get("graphs"):
+        out += graphs_section(data["graphs"], tools, args)
+    if data.get("cold"):
+        out += cold_section(data["cold"], tools, args)
+    if data.get("corpus"):
+        out += corpus_section(data["corpus"], tools, args)
+    out += resolved_section(data, tools)
+    out.append(END)
     return "\n".join(out)
+
+
+def write_marked(path: str, block: str) -> None:
+    """Replaces the text between the bench markers of ``path`` by ``block`` (which holds
+    the markers), or appends ``block`` when the file has no markers; atomic."""
+    old = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+    i, j = old.find(BEGIN.split(" (")[0]), old.find(END)
+    if i >= 0 and j > i:
+        new = old[:i] + block + old[j + len(END):]
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old else "# Shape-inference speed benchmark\n\n") + block + "\n"
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(new)
+    os.replace(tmp, path)
+
+
+# ================================================================ main
+def profile_run(path: str) -> None:
+    """One smtshape run end to end from the path, phases printed (run under cProfile)."""
+    sys.path.insert(0, ROOT)
+    import smtshape
+
+    t = time.perf_counter()
+    res = smtshape.analyze(path)
+    t1 = time.perf_counter()
+    try:
+        res.shapes()
+    except Exception as e:          # the rules are in flux: report, keep the profile
+        print(f"result.shapes() failed: {type(e).__name__}: {e}", file=sys.stderr)
+    t2 = time.perf_counter()
+    st = getattr(res, "store", None)
+    print(f"analyze {1e3 * (t1 - t):.0f} ms, shapes() {1e3 * (t2 - t1):.0f} ms, "
+          f"z3_checks {getattr(st, 'z3_checks', '?')}, z3_unknowns {getattr(st, 'z3_unknowns', '?')}, "
+          f"constraints {len(getattr(st, 'constraints', []) or [])}, consistent {res.consistent}", file=sys.stderr)
+
+
+def _ints(text):
+    return [int(s) for s in text.split(",") if s.strip()]
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parts", default="graphs,cold,corpus", help="comma list of graphs, cold, corpus")
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--transformer-sizes", default=DEFAULT_SIZES["transformer"], help="node counts; '' for none")
+    ap.add_argument("--cnn-sizes", default=DEFAULT_SIZES["cnn"], help="node counts; '' for none")
+    ap.add_argument("--sizes", default=None, help="sets both --transformer-sizes and --cnn-sizes")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per (tool, model) in parts graphs and corpus")
+    ap.add_argument("--timeout", type=float, default=120.0,
+                    help="seconds per graphs subprocess, per cold process, per single corpus run")
+    ap.add_argument("--slow-tools-max-nodes", type=int, default=50000, help="ort and osi skipped above this")
+    ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+    ap.add_argument("--cold-models", default=COLD_MODELS, help="model stems in --corpus for part cold")
+    ap.add_argument("--cold-repeat", type=int, default=5)
+    ap.add_argument("--corpus-timeout", type=float, default=900.0, help="seconds per corpus worker (one per tool)")
+    ap.add_argument("--out", default=None, help="markdown file whose bench section is rewritten")
+    ap.add_argument("--json", default=None, help="also write raw results as JSON")
+    ap.add_argument("--worker", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
+    ap.add_argument("--corpus-worker", nargs=2, metavar=("TOOL", "DIR"), help=argparse.SUPPRESS)
+    ap.add_argument("--profile-run", metavar="MODEL", help="run smtshape once on MODEL (for cProfile)")
+    args = ap.parse_args(argv)
+    if args.sizes is not None:
+        args.transformer_sizes = args.cnn_sizes = args.sizes
+    args.transformer_sizes, args.cnn_sizes = _ints(args.transformer_sizes), _ints(args.cnn_sizes)
+    args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+    args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    args.cold_models = [m.strip() for m in args.cold_models.split(",") if m.strip()]
+    args.corpus = os.path.abspath(args.corpus)
+    for t in args.tools:
+        if t not in TOOLS:
+            ap.error(f"unknown tool {t!r}; choose from {', '.join(TOOLS)}")
+    for p in args.parts:
+        if p not in ("graphs", "cold", "corpus"):
+            ap.error(f"unknown part {p!r}; choose from graphs, cold, corpus")
+    return args
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="1000,15000,50000")
-    ap.add_argument("--families", default="transformer,cnn")
-    ap.add_argument("--cnn-max", type=int, default=15000, help="skip cnn sizes above this")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--tools", default=",".join(TOOLS))
-    ap.add_argument("--timeout", type=float, default=300.0)
-    ap.add_argument("--out", default=None, help="markdown file to write (e.g. docs/benchmarks.md)")
-    ap.add_argument("--json", default=None, help="also write raw results as JSON")
-    ap.add_argument("--worker", nargs=2, metavar=("TOOL", "MODEL"), help=argparse.SUPPRESS)
-    ap.add_argument("--profile-run", metavar="MODEL", help="load MODEL and run smtshape once (for cProfile)")
-    args = ap.parse_args(argv)
-
+    args = parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker[0], args.worker[1], args.repeat)))
+        print(json.dumps(graph_worker(args.worker[0], args.worker[1], args.repeat)))
+        return
+    if args.corpus_worker:
+        corpus_worker(args.corpus_worker[0], args.corpus_worker[1], args.repeat, args.timeout)
         return
     if args.profile_run:
-        import onnx
-
-        sys.path.insert(0, ROOT)
-        import smtshape
-
-        proto = onnx.load(args.profile_run)
-        t = time.perf_counter()
-        res = smtshape.analyze(proto)
-        t1 = time.perf_counter()
-        try:
-            res.shapes()
-        except Exception as e:          # the rules are in flux: report, keep the profile
-            print(f"result.shapes() failed: {type(e).__name__}: {e}", file=sys.stderr)
-        t2 = time.perf_counter()
-        st = res.store
-        print(f"analyze {1e3 * (t1 - t):.0f} ms, shapes() {1e3 * (t2 - t1):.0f} ms, "
-              f"z3_checks {st.z3_checks}, z3_unknowns {st.z3_unknowns}, constraints {len(st.constraints)}, "
-              f"consistent {res.consistent}", file=sys.stderr)
+        profile_run(args.profile_run)
         return
 
-    args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
-    for t in args.tools:
-        if t not in TOOLS:
-            ap.error(f"unknown tool {t!r}; choose from {', '.join(TOOLS)}")
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    families = [f.strip() for f in args.families.split(",") if f.strip()]
-    import onnx
+    def log(msg):
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
-    models = {}
-    for fam in families:
-        for n in sizes:
-            if fam == "cnn" and n > args.cnn_max:
-                continue
-            p = model_path(fam, n)
-            nodes = len(onnx.load(p, load_external_data=False).graph.node)
-            models[f"{fam}_{n}"] = (p, nodes)
-    results: dict = {}
-    for key, (p, nodes) in models.items():
-        results[key] = {}
-        for t in args.tools:
-            r = run_worker(t, p, args.repeat, args.timeout)
-            results[key][t] = r
-            msg = (f"{r['ms']:.0f} ms, peak +{r['peak_mb']:.0f} MB" if r["status"] == "ok"
-                   else r["status"] + (": " + r["error"] if r.get("error") else ""))
-            print(f"{key:>18} ({nodes} nodes)  {t:<9} {msg}", file=sys.stderr, flush=True)
-    text = report(results, models, args, argv)
+    started = time.time()
+    data = {"started": started, "argv": argv}
+    if "graphs" in args.parts:
+        data["graphs"] = run_graphs(args, log)
+    if "cold" in args.parts:
+        data["cold"] = run_cold(args, log)
+    if "corpus" in args.parts:
+        data["corpus"] = run_corpus(args, log)
+    data["elapsed_s"] = time.time() - started
+    text = report(data, args, argv)
     print(text)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
+        write_marked(args.out, text)
     if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
-            json.dump({"results": results, "models": models}, f, indent=1, default=str)
+            json.dump(data, f, indent=1, default=str)
+    log(f"done in {data['elapsed_s'] / 60:.1f} min")
 
 
 if __name__ == "__main__":
