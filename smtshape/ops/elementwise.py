@@ -472,8 +472,12 @@ def unary(ctx):
     dtype = BOOL if ctx.op_type in _BOOL_OUT else ctx.dtype(0)
     fn = _UNARY_VALUE.get(ctx.op_type)
     val = bcast_values(ctx, [0], fn, shape, dtype) if fn is not None else None
-    const = ctx.const(0) if ctx.op_type == "Identity" else None
-    ctx.set_output(0, shape, dtype, value=val, const=const)
+    const = tensor = None
+    if ctx.op_type == "Identity":
+        # the same constant, still unread: Identity of a weight must not materialize it
+        t = ctx.input(0)
+        const, tensor = t.const, t.tensor
+    ctx.set_output(0, shape, dtype, value=val, const=const, tensor=tensor)
 
 
 for _op in UNARY:

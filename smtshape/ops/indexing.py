@@ -20,6 +20,24 @@ from ..registry import register
 from .common import norm_axis, numel
 
 INT64 = ir.DataType.INT64
+# constants with more elements than this are never read (NonZero / Unique of a weight:
+# data symbols bounded by the size instead); a one-element read checks the size first
+MAX_KNOWN_ARRAY = 1 << 16
+
+
+def _static_numel(shape):
+    """The element count of a static shape, None when not static."""
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _one_element(t) -> bool:
+    """Does TensorInfo ``t`` hold exactly one element (a static shape says so)?"""
+    return t is not None and _static_numel(t.shape) == 1
 
 
 def _int(v):
@@ -41,6 +59,8 @@ def _scalar_input(ctx, i):
     v = ctx.value(i)
     if v is not None and len(v) == 1 and element_kind(v[0]) == "int":
         return _int(v[0]) if _int(v[0]) is not None else v[0]
+    if not _one_element(ctx.input(i)):
+        return None     # never read a large constant for one element
     c = ctx.const(i)
     if c is not None and c.size == 1:
         x = c.reshape(-1)[0]
@@ -87,6 +107,8 @@ def _info_scalar(ctx, v):
         x = _int_elem(t.value[0])
         if x is not None:
             return ctx.store.canon(_int(x) if _int(x) is not None else x)
+    if not _one_element(t):
+        return None     # never read a large constant for one element
     if t.const is None and t.tensor is not None:
         try:
             t.const = t.tensor.numpy()
@@ -419,7 +441,9 @@ def nonzero(ctx):
     if arr is not None:
         arr = arr.reshape(-1) if arr.ndim == 0 else arr
         idx = np.array(np.nonzero(arr), dtype=np.int64).reshape(arr.ndim, -1)
-        return ctx.set_output(0, idx.shape, INT64, value=tuple(int(x) for x in idx.reshape(-1)))
+        from ..context import MAX_VALUE_ELEMENTS
+        value = tuple(int(x) for x in idx.reshape(-1)) if idx.size <= MAX_VALUE_ELEMENTS else None
+        return ctx.set_output(0, idx.shape, INT64, value=value)
     upper = numel(xs) if xs is not None else None
     n = ctx.data_symbol("nonzero_n", upper, "number of non-zero elements, known only at run time")
     ctx.set_output(0, (rank, n), INT64)
@@ -429,6 +453,8 @@ def _known_array(ctx, i, shape):
     """Input ``i`` as a numpy array when its shape is static and every element a known number."""
     if shape is None or not all(isinstance(d, int) for d in shape):
         return None
+    if _static_numel(shape) > MAX_KNOWN_ARRAY:
+        return None     # a large constant is not read (its size bounds the answer instead)
     c = ctx.const(i)
     if c is not None and tuple(c.shape) == tuple(shape):
         return c

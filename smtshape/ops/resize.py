@@ -128,7 +128,18 @@ def _resize(ctx, scales_idx, sizes_idx):
         ctx.set_output(0, None, ctx.dtype(0))
         return
     axes = _axes(ctx, len(xs))
-    sc = ctx.const(scales_idx) if scales_idx is not None and ctx.has_input(scales_idx) else None
+    sc = None
+    if scales_idx is not None and ctx.has_input(scales_idx):
+        s = ctx.input(scales_idx).shape
+        n = None
+        if s is not None and all(isinstance(d, int) for d in s):
+            n = 1
+            for d in s:
+                n *= d
+        if n is not None and n > len(axes):
+            # the same failure _apply_scales gives, without reading a large constant
+            ctx.fail(f"scales has {n} values, expected {len(axes)}")
+        sc = ctx.const(scales_idx)
     has_scales = ctx.has_input(scales_idx) if scales_idx is not None else False
     if sc is not None and sc.size > 0:
         ctx.set_output(0, _apply_scales(ctx, xs, sc.reshape(-1).tolist(), axes), ctx.dtype(0))

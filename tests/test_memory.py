@@ -1,0 +1,391 @@
+"""Analysis never materializes large data (issue 8).
+
+Every case builds a small model whose constant-folding or value computation
+would, done naively, allocate gigabytes (ConstantOfShape of 30000 x 30000,
+Range(0, 4e8), Expand / Tile / Pad / OneHot / Resize / HannWindow /
+ConvTranspose of constants, Identity / NonZero of a large initializer, ...).
+Each is analyzed through the public API with ``tracemalloc`` running (numpy
+reports its allocations to it): the traced peak must stay under a modest
+limit, and the static output shapes must be right, so an implementation that
+skips everything fails too.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import smtshape  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+LIMIT = 64 * 2 ** 20          # bytes of traced peak allowed per analysis
+BIG = 30000                   # 30000 x 30000 float32 is 3.6 GB
+
+
+# ------------------------------------------------------------------ helpers
+
+def _t(name, arr):
+    return numpy_helper.from_array(np.asarray(arr), name)
+
+
+def _model(nodes, outputs, inits=(), inputs=(), opset=18):
+    g = helper.make_graph(nodes, "g", list(inputs),
+                          [helper.make_tensor_value_info(o, TensorProto.UNDEFINED, None) for o in outputs],
+                          initializer=list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _const(name, arr):
+    """A Constant node (the other way models carry constants)."""
+    return helper.make_node("Constant", [], [name], value=_t(name + "_v", arr))
+
+
+def analyze_traced(model):
+    """(shapes as tuples of static ints / dims, traced peak bytes) of analyzing ``model``."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        res = smtshape.analyze(model)
+        shapes = res.shapes()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    out = {}
+    for name, s in shapes.items():
+        out[name] = None if s is None else tuple(d.expr if d.is_static else d for d in s)
+    return out, peak
+
+
+def _check(model, expected, limit=LIMIT):
+    shapes, peak = analyze_traced(model)
+    for name, want in expected.items():
+        assert shapes.get(name) == want, f"{name}: got {shapes.get(name)}, expected {want}"
+    assert peak < limit, f"analysis peaked at {peak / 2**20:.1f} MiB (limit {limit / 2**20:.0f} MiB)"
+    return shapes
+
+
+# ------------------------------------------------------------------ cases
+# Each returns (model, {output name: expected static shape}).
+
+def case_constant_of_shape_init():
+    return (_model([helper.make_node("ConstantOfShape", ["s"], ["y"])], ["y"],
+                   [_t("s", np.array([BIG, BIG], np.int64))]),
+            {"y": (BIG, BIG)})
+
+
+def case_constant_of_shape_node_int64():
+    # an int64 fill: the element-wise value must not be built either
+    fill = numpy_helper.from_array(np.array([7], np.int64), "fill")
+    return (_model([_const("s", np.array([BIG, BIG], np.int64)),
+                    helper.make_node("ConstantOfShape", ["s"], ["y"], value=fill),
+                    helper.make_node("Shape", ["y"], ["ys"])], ["y", "ys"]),
+            {"y": (BIG, BIG), "ys": (2,)})
+
+
+def case_range_int64():
+    n = 400_000_000
+    return (_model([helper.make_node("Range", ["a", "b", "c"], ["y"])], ["y"],
+                   [_t("a", np.array(0, np.int64)), _t("b", np.array(n, np.int64)),
+                    _t("c", np.array(1, np.int64))]),
+            {"y": (n,)})
+
+
+def case_range_float():
+    n = 400_000_000
+    return (_model([_const("a", np.array(0, np.float32)), _const("b", np.array(4e8, np.float32)),
+                    _const("c", np.array(1, np.float32)),
+                    helper.make_node("Range", ["a", "b", "c"], ["y"])], ["y"]),
+            {"y": (n,)})
+
+
+def case_range_int32_step():
+    # int32 with a step: ceil((2e9 - 5) / 7) elements
+    return (_model([helper.make_node("Range", ["a", "b", "c"], ["y"])], ["y"],
+                   [_t("a", np.array(5, np.int32)), _t("b", np.array(2_000_000_000, np.int32)),
+                    _t("c", np.array(7, np.int32))]),
+            {"y": (math.ceil((2_000_000_000 - 5) / 7),)})
+
+
+def case_expand_float():
+    return (_model([helper.make_node("Expand", ["x", "s"], ["y"])], ["y"],
+                   [_t("x", np.ones((1, 1), np.float32)), _t("s", np.array([BIG, BIG], np.int64))]),
+            {"y": (BIG, BIG)})
+
+
+def case_expand_int64():
+    # an integer tensor: value propagation must not build 9e8 elements
+    return (_model([helper.make_node("Expand", ["x", "s"], ["y"])], ["y"],
+                   [_t("x", np.array([[3]], np.int64)), _t("s", np.array([BIG, BIG], np.int64))]),
+            {"y": (BIG, BIG)})
+
+
+def case_tile():
+    return (_model([helper.make_node("Tile", ["x", "r"], ["y"]),
+                    helper.make_node("Tile", ["xi", "r"], ["yi"])], ["y", "yi"],
+                   [_t("x", np.ones((1, 2), np.float32)), _t("xi", np.ones((2, 1), np.int64)),
+                    _t("r", np.array([BIG, BIG], np.int64))]),
+            {"y": (BIG, 2 * BIG), "yi": (2 * BIG, BIG)})
+
+
+def case_pad():
+    return (_model([helper.make_node("Pad", ["x", "p"], ["y"]),
+                    helper.make_node("Pad", ["xi", "p", "cv"], ["yi"]),
+                    helper.make_node("Pad", ["x", "p"], ["ye"], mode="edge")], ["y", "yi", "ye"],
+                   [_t("x", np.ones((2, 2), np.float32)), _t("xi", np.ones((2, 2), np.int64)),
+                    _t("cv", np.array(5, np.int64)),
+                    _t("p", np.array([0, 1, BIG, BIG], np.int64))]),
+            {"y": (BIG + 2, BIG + 3), "yi": (BIG + 2, BIG + 3), "ye": (BIG + 2, BIG + 3)})
+
+
+def case_onehot():
+    depth = 1_000_000
+    return (_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"]),
+                    helper.make_node("OneHot", ["i", "df", "vi"], ["yi"], axis=0)], ["y", "yi"],
+                   [_t("i", np.arange(1000, dtype=np.int64)), _t("d", np.array(depth, np.int64)),
+                    _t("df", np.array(depth, np.float32)),
+                    _t("v", np.array([0, 1], np.float32)), _t("vi", np.array([0, 1], np.int64))]),
+            {"y": (1000, depth), "yi": (depth, 1000)})
+
+
+def case_resize_scales():
+    return (_model([helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], ["y"],
+                   [_t("x", np.ones((1, 1, 2, 2), np.float32)),
+                    _t("sc", np.array([1, 1, 20000, 20000], np.float32))]),
+            {"y": (1, 1, 40000, 40000)})
+
+
+def case_resize_sizes():
+    return (_model([helper.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear")], ["y"],
+                   [_t("x", np.ones((1, 1, 2, 2), np.float32)),
+                    _t("sz", np.array([1, 1, BIG, BIG], np.int64))]),
+            {"y": (1, 1, BIG, BIG)})
+
+
+def case_windows():
+    n = 400_000_000
+    nodes = [helper.make_node(op, ["n"], [f"y{k}"]) for k, op in
+             enumerate(("HannWindow", "HammingWindow", "BlackmanWindow"))]
+    return (_model(nodes, ["y0", "y1", "y2"], [_t("n", np.array(n, np.int64))]),
+            {"y0": (n,), "y1": (n,), "y2": (n,)})
+
+
+def case_conv_transpose():
+    s = 20000
+    return (_model([helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[s, s]),
+                    helper.make_node("ConvTranspose", ["x", "w"], ["z"], output_shape=[BIG, BIG],
+                                     strides=[s, s])], ["y", "z"],
+                   [_t("x", np.ones((1, 1, 2, 2), np.float32)), _t("w", np.ones((1, 1, 3, 3), np.float32))]),
+            {"y": (1, 1, s + 3, s + 3), "z": (1, 1, BIG, BIG)})
+
+
+def case_chain():
+    """A huge constant feeds Shape (its value must still be exact: a Reshape and a
+    Range read it), a Reshape of the huge tensor itself, and element-wise ops."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N"])
+    nodes = [
+        helper.make_node("ConstantOfShape", ["s"], ["big"]),
+        helper.make_node("Shape", ["big"], ["bs"]),
+        helper.make_node("Reshape", ["x", "bs"], ["xr"]),                 # N == 9e8
+        helper.make_node("Reshape", ["big", "flat"], ["bigflat"]),
+        helper.make_node("Gather", ["bs", "zero"], ["b0"], axis=0),
+        helper.make_node("Range", ["zero", "b0", "one"], ["r"]),
+        helper.make_node("Add", ["big", "big"], ["big2"]),
+        helper.make_node("Relu", ["big2"], ["big3"]),
+        helper.make_node("Cast", ["big3"], ["big4"], to=TensorProto.INT64),
+        helper.make_node("ReduceSum", ["big4"], ["tot"], keepdims=0),
+        helper.make_node("ConstantOfShape", ["bs"], ["again"]),
+    ]
+    inits = [_t("s", np.array([BIG, BIG], np.int64)), _t("flat", np.array([-1], np.int64)),
+             _t("zero", np.array(0, np.int64)), _t("one", np.array(1, np.int64))]
+    return (_model(nodes, ["xr", "bigflat", "r", "big4", "tot", "again"], inits, [x]),
+            {"bs": (2,), "xr": (BIG, BIG), "bigflat": (BIG * BIG,), "r": (BIG,),
+             "big4": (BIG, BIG), "tot": (), "again": (BIG, BIG)})
+
+
+CASES = {k[5:]: v for k, v in dict(globals()).items() if k.startswith("case_")}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_large_materialization(name):
+    model, expected = CASES[name]()
+    _check(model, expected)
+
+
+def test_dataless_int64_initializer():
+    """An int64 initializer that declares a huge shape but holds no data (malformed) is
+    neither read nor an internal error; a small data-less one used as a Reshape target
+    leaves the dims unknown."""
+    def declared(name, dims):
+        t = TensorProto()
+        t.name, t.data_type = name, TensorProto.INT64
+        t.dims.extend(dims)
+        return t
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    model = _model([helper.make_node("Identity", ["w"], ["y"]),
+                    helper.make_node("Add", ["w", "w"], ["a"]),
+                    helper.make_node("Reshape", ["x", "w2"], ["r"])], ["y", "a", "r"],
+                   [declared("w", [BIG, BIG]), declared("w2", [3])], [x])
+    shapes = _check(model, {"y": (BIG, BIG), "a": (BIG, BIG)})
+    assert shapes["r"] is not None and len(shapes["r"]) == 3
+
+
+# ------------------------------------------------------------------ large initializers
+# A real weight (96 MiB of float32) carried in the model: rules that look at an input
+# (Identity passing a constant on, NonZero / Unique / Gather bounds reading elements,
+# OneHot reading a one-element depth) must never read it.
+
+W_ROWS = 24 * 1024            # 24576 x 1024 float32 = 96 MiB
+
+
+@pytest.fixture(scope="module")
+def weight():
+    return _t("w", np.zeros((W_ROWS, 1024), np.float32))
+
+
+@pytest.fixture(scope="module")
+def weight_i():
+    return _t("wi", np.zeros((W_ROWS, 1024), np.int32))
+
+
+def test_identity_of_weight(weight):
+    _check(_model([helper.make_node("Identity", ["w"], ["y"]),
+                   helper.make_node("Identity", ["y"], ["y2"]),
+                   helper.make_node("Shape", ["y2"], ["s"]),
+                   helper.make_node("ConstantOfShape", ["s"], ["z"])], ["z"], [weight]),
+           {"y": (W_ROWS, 1024), "y2": (W_ROWS, 1024), "z": (W_ROWS, 1024)})
+
+
+def test_identity_keeps_small_constants():
+    """Identity still passes a small constant on unread-but-available: folding and
+    value propagation downstream still see it."""
+    shapes, _ = analyze_traced(_model(
+        [helper.make_node("Identity", ["s"], ["s2"]), helper.make_node("ConstantOfShape", ["s2"], ["y"]),
+         helper.make_node("Identity", ["f"], ["f2"]), helper.make_node("Mul", ["f2", "f2"], ["f3"]),
+         helper.make_node("Cast", ["f3"], ["f4"], to=TensorProto.INT64),
+         helper.make_node("ConstantOfShape", ["f4"], ["z"])], ["y", "z"],
+        [_t("s", np.array([3, 5], np.int64)), _t("f", np.array([2.0, 3.0], np.float32))]))
+    assert shapes["y"] == (3, 5)
+    assert shapes["z"] == (4, 9)
+
+
+def test_nonzero_unique_of_weight(weight, weight_i):
+    shapes = _check(_model([helper.make_node("NonZero", ["w"], ["nz"]),
+                            helper.make_node("Unique", ["wi"], ["u", "ui", "uv", "uc"])], ["nz", "u"],
+                           [weight, weight_i]), {"uv": (W_ROWS * 1024,)})
+    # not read: the counts are data symbols bounded by the element count
+    assert shapes["nz"][0] == 2 and not isinstance(shapes["nz"][1], int)
+    assert str(W_ROWS * 1024) in str(shapes["nz"][1]) and str(W_ROWS * 1024) in str(shapes["u"][0])
+
+
+def test_nonzero_unique_of_small_constants_still_exact():
+    arr = np.array([[0, 3, 0], [1, 1, 0]], np.int64)
+    shapes, _ = analyze_traced(_model([helper.make_node("NonZero", ["c"], ["nz"]),
+                                       helper.make_node("Unique", ["c"], ["u", "ui", "uv", "uc"])],
+                                      ["nz", "u"], [_t("c", arr)]))
+    assert shapes["nz"] == (2, 3)
+    assert shapes["u"] == (3,)
+
+
+def test_index_bounds_and_scalars_do_not_read_weights(weight, weight_i):
+    """Gather's index bound follows Range + Add; the other Add operand is a large
+    constant (not a one-element shift): it must not be read.  OneHot / TopK read a
+    one-element depth / k, never a large tensor in its place."""
+    nodes = [helper.make_node("Range", ["z", "n", "o"], ["r"]),
+             helper.make_node("Add", ["r", "wi"], ["idx"]),
+             helper.make_node("Gather", ["w", "idx"], ["g"]),
+             helper.make_node("OneHot", ["i", "w", "v"], ["oh"]),
+             helper.make_node("TopK", ["x", "wi"], ["tk", "tki"])]
+    inits = [weight, weight_i, _t("z", np.array(0, np.int32)), _t("n", np.array(1024, np.int32)),
+             _t("o", np.array(1, np.int32)), _t("i", np.array([1], np.int64)),
+             _t("v", np.array([0, 1], np.float32))]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])
+    shapes = _check(_model(nodes, ["g", "oh", "tk"], inits, [x]), {"g": (W_ROWS, 1024, 1024)})
+    assert shapes["oh"] is not None and shapes["oh"][0] == 1 and not isinstance(shapes["oh"][1], int)
+
+
+def test_resize_with_large_scales_constant(weight):
+    """A malformed Resize whose scales is a large tensor fails without reading it."""
+    model = _model([helper.make_node("Resize", ["x", "", "w"], ["y"])], ["y"],
+                   [weight, _t("x", np.ones((1, 1, 2, 2), np.float32))])
+    shapes, peak = analyze_traced(model)
+    assert peak < LIMIT
+    assert shapes["y"] is None or not any(isinstance(d, int) and d > 2 for d in shapes["y"])
+
+
+def test_external_weights_not_read(tmp_path, monkeypatch):
+    """A 256 MiB external weight (a sparse file: no disk used) next to the model,
+    analyzed by path from another working directory: shapes right, nothing read."""
+    n = 64 * 2 ** 20
+    w = TensorProto()
+    w.name, w.data_type = "w", TensorProto.FLOAT
+    w.dims.extend([n // 4096, 4096])
+    w.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "w.bin"), ("offset", "0"), ("length", str(4 * n))):
+        e = w.external_data.add()
+        e.key, e.value = k, v
+    with open(tmp_path / "w.bin", "wb") as f:
+        f.truncate(4 * n)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", n // 4096])
+    model = _model([helper.make_node("Identity", ["w"], ["wid"]),
+                    helper.make_node("MatMul", ["x", "wid"], ["y"]),
+                    helper.make_node("NonZero", ["wid"], ["nz"])], ["y", "nz"], [w], [x])
+    (tmp_path / "m").mkdir()
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    monkeypatch.chdir(tmp_path / "m")
+    gc.collect()
+    tracemalloc.start()
+    try:
+        res = smtshape.analyze(str(path))
+        shapes = res.shapes()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert tuple(d.expr for d in shapes["wid"]) == (n // 4096, 4096)
+    assert shapes["y"][1].expr == 4096
+    assert peak < LIMIT, f"analysis peaked at {peak / 2**20:.1f} MiB"
+
+
+# ------------------------------------------------------------------ light_vgg19
+
+def _declared_weight_bytes(model):
+    """Bytes the model's weights take once built: initializers by declared dims, and
+    the ``ConstantOfShape(initializer)`` weights of the light models."""
+    inits = {t.name: t for t in model.graph.initializer}
+    total = 0
+    for t in model.graph.initializer:
+        total += math.prod(t.dims) * helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    for node in model.graph.node:
+        if node.op_type == "ConstantOfShape" and node.input and node.input[0] in inits:
+            dims = numpy_helper.to_array(inits[node.input[0]]).reshape(-1)
+            itemsize = 4
+            for a in node.attribute:
+                if a.name == "value":
+                    itemsize = helper.tensor_dtype_to_np_dtype(a.t.data_type).itemsize
+            total += math.prod(int(d) for d in dims) * itemsize
+    return total
+
+
+def test_light_vgg19():
+    path = SHARED / "corpus" / "light_vgg19.onnx"
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} (the shared model sets) is absent")
+    assert path.exists(), f"{path} is missing from the shared corpus"
+    model = onnx.load(str(path))
+    weights = _declared_weight_bytes(model)
+    assert weights > 400 * 10 ** 6       # the test means something: vgg19's ~548 MB of weights
+    shapes, peak = analyze_traced(model)
+    assert peak < weights / 10, f"peak {peak / 2**20:.1f} MiB against {weights / 2**20:.0f} MiB of weights"
+    assert peak < LIMIT
+    out = model.graph.output[0].name
+    assert shapes[out] == (1, 1000)
+    assert shapes["conv1_1_w_0"] == (64, 3, 3, 3)
+    assert shapes["fc6_w_0"] == (4096, 25088)
