@@ -9,6 +9,8 @@ the outputs as constants: exact shapes, dtypes and elements.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx_ir as ir
 from onnx import helper
@@ -24,7 +26,7 @@ def _input_array(ctx, i):
     t = ctx.input(i)
     if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape):
         return None
-    if int(np.prod(t.shape)) > MAX_ELEMENTS:
+    if math.prod(t.shape) > MAX_ELEMENTS:     # exact: np.prod wraps around past 2**63
         return None
     if t.const is not None or t.tensor is not None:
         return ctx.const(i)
@@ -55,7 +57,7 @@ def try_fold(ctx) -> bool:
             continue
         t = ctx.engine.values.get(o)
         if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape) \
-                or int(np.prod(t.shape)) > MAX_ELEMENTS:
+                or math.prod(t.shape) > MAX_ELEMENTS:
             return False
         ruled.append(tuple(t.shape))
     arrays = []
