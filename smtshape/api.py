@@ -52,6 +52,8 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     eng = Engine(m, store, rules)
     eng.policy = policy
+    if policy == "override":
+        eng.cache = None      # annotations adopted between nodes: every rule runs
     eng.declare_inputs(m.graph)
     bind_and_assume(eng, bind or {}, rels)
     eng.walk(m.graph)

@@ -78,6 +78,11 @@ class Context:
         self.outputs_set: set[int] = set()
         self.inputs = node.inputs        # onnx_ir builds a new tuple per access: read once
         self.outputs = node.outputs
+        # rule-result cache (engine.RuleCache): what this rule did, and whether it may be replayed
+        self.recorded: list | None = None   # (relation, rule id, message) of each ``require``
+        self.cacheable = True               # False: the result depends on more than the cache key
+        self.const_read = False             # the rule read a constant's elements (``const``)
+        self.unknowns: list = []            # questions ``decide`` answered UNKNOWN
 
     # ------------------------------------------------------------ inputs
     @property
@@ -119,9 +124,13 @@ class Context:
         t = self.input(i)
         if t is None or t.value is None:
             return None
+        return self.value_of(t)
+
+    def value_of(self, t: TensorInfo) -> tuple:
+        """``t.value`` with its integer expressions canonicalized."""
         canon = self.store.canon
-        return tuple(canon(v) if v is not None and not isinstance(v, bool) and _is_int_expr(v) else v
-                     for v in t.value)
+        return tuple(v if v is None or v.__class__ is int or v.__class__ is bool
+                     else canon(v) if _is_int_expr(v) else v for v in t.value)
 
     def int_values(self, i: int) -> list | None:
         """Like ``value`` but only when every element is known."""
@@ -135,6 +144,7 @@ class Context:
         t = self.input(i)
         if t is None:
             return None
+        self.const_read = True
         if t.const is None and t.tensor is not None:
             try:
                 t.const = t.tensor.numpy()
@@ -210,6 +220,8 @@ class Context:
                                 f"a dim of {self.op_type} that the analysis cannot compute")
 
     def require(self, relation: Relation, rule: str, message: str):
+        if self.recorded is not None:
+            self.recorded.append((relation, rule, message))
         n = len(self.store.conflicts)
         c = self.store.add(relation, self.provenance(rule, message))
         if c.status == "conflict" and len(self.store.conflicts) > n:
@@ -260,7 +272,10 @@ class Context:
         Questions that need Z3 are *optional*: they share the store's bounded
         budget, and past it the answer is UNKNOWN (so a rule falls back to a data
         symbol or a term it states exactly): sound, and linear in the graph."""
-        return self.store.decide(relation, optional=True)
+        v = self.store.decide(relation, optional=True)
+        if v is Verdict.UNKNOWN and self.recorded is not None:
+            self.unknowns.append(relation)    # a replay asks again (cache.py): it may be decided later
+        return v
 
     def proven(self, relation: Relation) -> bool:
         return self.decide(relation) is Verdict.PROVEN
@@ -307,18 +322,31 @@ def _is_int_expr(v) -> bool:
 
 
 def const_info(tensor, dtype=None) -> TensorInfo:
-    """TensorInfo of a constant tensor: static shape, elements when small and integral."""
+    """TensorInfo of a constant tensor: static shape, elements when small and integral.
+
+    The elements are decoded only for integer tensors of at most
+    MAX_VALUE_ELEMENTS elements (without numpy when the tensor can:
+    ``reader.Tensor.int_values``); a rule that needs the array gets it from
+    ``ctx.const``, which decodes on first use."""
     if tensor is None:
         return TensorInfo(None, dtype)
     shape = tuple(int(d) for d in tensor.shape)
     dt = tensor.dtype if dtype is None else dtype
-    n = int(np.prod(shape)) if shape else 1
+    n = 1
+    for d in shape:
+        n *= d
     value = None
     arr = None
     if dt in INT_TYPES and n <= MAX_VALUE_ELEMENTS:
-        try:
-            arr = tensor.numpy()
-            value = tuple(bool(x) if dt == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
-        except Exception:
-            value = None
+        fast = getattr(tensor, "int_values", None)
+        value = fast(MAX_VALUE_ELEMENTS) if fast is not None else None
+        if value is None:
+            try:
+                arr = tensor.numpy()
+                if arr.size != n:
+                    arr = None
+                else:
+                    value = tuple(bool(x) if dt == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
+            except Exception:
+                value = None
     return TensorInfo(shape, dt, value, arr, tensor)

@@ -17,8 +17,10 @@ from . import registry
 from .constraints import Provenance, eq
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
+from .reader import node_proto, read_model
 from .errors import BadInput, RuleError
 from .store import Store
+from .cache import RuleCache
 
 
 @dataclass
@@ -36,9 +38,12 @@ class Diagnostic:
         return f"[{self.severity}] {self.kind}: {where}{self.message}"
 
 
-def load_model(model) -> ir.Model:
-    """Accept a path, bytes, onnx.ModelProto or onnx_ir.Model; BadInput on anything wrong."""
-    base_dir = None
+def load_model(model):
+    """Accept a path, bytes, onnx.ModelProto or onnx_ir.Model; BadInput on anything wrong.
+
+    An onnx_ir.Model is analyzed as it is; anything else is read by ``reader``
+    (lean objects over the protobuf, see reader.py)."""
+    base_dir = ""
     if isinstance(model, ir.Model):
         return model
     if isinstance(model, onnx.ModelProto):
@@ -57,90 +62,14 @@ def load_model(model) -> ir.Model:
         except OSError as e:
             raise BadInput(f"cannot read model file {path}: {e.strerror}") from None
         proto = _parse_proto(data, path)
-        base_dir = os.path.dirname(os.path.abspath(path))
+        del data
+        base_dir = os.path.dirname(os.path.abspath(path))   # external data: the model's folder
     else:
         raise BadInput(f"cannot analyze an object of type {type(model).__name__}; "
                        "pass a path, an onnx.ModelProto or an onnx_ir.Model")
     if not proto.HasField("graph"):
         raise BadInput("the file parsed as protobuf but holds no ONNX graph (is it an ONNX model?)")
-    _check_dangling(proto)      # before onnx_ir, which would log and invent a value
-    try:
-        m = ir.serde.deserialize_model(proto)
-    except Exception as e:  # onnx_ir's own validation
-        raise BadInput(f"malformed ONNX model: {_serde_problem(e)}") from None
-    if base_dir is not None:
-        # external data is relative to the model's folder, not the working directory
-        ir.external_data.set_base_dir(m.graph, base_dir)
-        for f in m.functions.values():
-            ir.external_data.set_base_dir(f.graph if hasattr(f, "graph") else f, base_dir)
-    _restore_input_shapes(m, proto)
-    return m
-
-
-def _check_dangling(proto: onnx.ModelProto):
-    """BadInput naming the first node that reads a value no node, input or
-    initializer in scope provides (subgraphs see their outer scopes)."""
-    def visit(g, outer: frozenset):
-        names = set(outer)
-        names.update(v.name for v in g.input)
-        names.update(t.name for t in g.initializer)
-        names.update(t.values.name for t in g.sparse_initializer)
-        for n in g.node:
-            names.update(o for o in n.output if o)
-        scope = frozenset(names)
-        for n in g.node:
-            for i in n.input:
-                if i and i not in scope:
-                    raise BadInput(f"malformed model: {n.op_type} node '{n.name or n.op_type}' reads '{i}', "
-                                   "which no node produces and which is neither a graph input nor an "
-                                   "initializer")
-            for a in n.attribute:
-                if a.HasField("g"):
-                    visit(a.g, scope)
-                for sg in a.graphs:
-                    visit(sg, scope)
-
-    visit(proto.graph, frozenset())
-    for f in proto.functions:
-        fscope = set(f.input)
-        for n in f.node:
-            fscope.update(o for o in n.output if o)
-        for n in f.node:
-            for i in n.input:
-                if i and i not in fscope:
-                    raise BadInput(f"malformed model: function '{f.name}': {n.op_type} node "
-                                   f"'{n.name or n.op_type}' reads '{i}', which nothing in the function provides")
-
-
-def _serde_problem(e: BaseException) -> str:
-    """One line from onnx_ir's chain of wrapped errors: the innermost problem and where."""
-    chain = []
-    while e is not None and len(chain) < 20:
-        chain.append(e)
-        e = e.__cause__ or e.__context__
-    inner = (str(chain[-1]).strip().splitlines() or [type(chain[-1]).__name__])[0][:200]
-    if "bytes" in inner:
-        inner = "a name or string in the file is not valid UTF-8"
-    where = ""
-    if len(chain) > 2:
-        first = (str(chain[-2]).strip().splitlines() or [""])[0]
-        where = first.replace("Error calling ", "while reading ").replace("_deserialize_", "")[:160]
-    return f"{inner} ({where})" if where else inner
-
-
-def _restore_input_shapes(m: ir.Model, proto: onnx.ModelProto):
-    """A graph input that is also a graph output is one onnx_ir Value, whose shape
-    onnx_ir takes from the *output* declaration; the input's declared shape is
-    the one that holds at run time."""
-    outputs = {o.name for o in proto.graph.output}
-    if not outputs:
-        return
-    by_name = {v.name: v for v in m.graph.inputs}
-    for vi in proto.graph.input:
-        v = by_name.get(vi.name)
-        if v is None or vi.name not in outputs:
-            continue
-        v.shape = ir.serde.deserialize_type_proto_for_shape(vi.type) if vi.type.HasField("tensor_type") else None
+    return read_model(proto, base_dir)
 
 
 def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
@@ -174,6 +103,9 @@ class Engine:
         self._warned_ops: set = set()
         self.unchecked: list = []     # (node name, op type, domain) of every node no rule checked
         self.input_dims: dict = {}    # (input name, axis) -> expr
+        self.assumption_notes = 0
+        self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
+        self._cache_store = store     # the cache holds results derived in this store only
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
 
@@ -193,6 +125,7 @@ class Engine:
 
     def note_assumption(self, name: str, node: str):
         self.assumptions_used.setdefault(name, []).append(node)
+        self.assumption_notes += 1
 
     # ------------------------------------------------------------ graph
     def opset(self, domain: str) -> int | None:
@@ -271,16 +204,32 @@ class Engine:
                 raise BadInput(f"malformed model: {node.op_type} node '{node.name or node.op_type}' reads "
                                f"'{v.name}', which no node produces and which is neither a graph input "
                                "nor an initializer")
-        opset = self.opset(node.domain)
-        rule = self.rules.lookup(node.domain, node.op_type, opset)
+        domain = node.domain
+        opset = self.opset(domain)
+        rule = self.rules.lookup(domain, node.op_type, opset)
         ctx = Context(self, node, opset)
+        key = None
         if rule is None:
-            fn = self.functions.get((node.domain, node.op_type, getattr(node, "overload", "")))
+            fn = self.functions.get((domain, node.op_type, getattr(node, "overload", "")))
             if fn is not None:
                 rule = _function_rule(fn)
+        elif self.cache is not None and self.store is self._cache_store:   # never inside a fork
+            key = self.cache.key(ctx, self.values)
+            if key is not None:
+                if self.cache.replay(ctx, key, self.values):
+                    rule = _replayed
+                else:
+                    ctx.recorded = []
+                    st = self.store
+                    before = (len(st.symbols), len(st.conflicts), len(self.diagnostics), self.assumption_notes)
         try:
-            if rule is not None:
+            if rule is _replayed:
+                pass
+            elif rule is not None:
                 rule(ctx)
+                if ctx.recorded is not None and before == (len(st.symbols), len(st.conflicts),
+                                                           len(self.diagnostics), self.assumption_notes):
+                    self.cache.record(ctx, key, self.values)
             else:
                 self._fallback(ctx)
         except RuleError as e:
@@ -290,8 +239,9 @@ class Engine:
             self.diagnostic("rule_error", f"internal error in the {node.op_type} rule "
                             f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
             ctx.outputs_set.clear()
-        if ctx.inputs and all(_foldable(self.values.get(v)) for v in ctx.inputs if v is not None) \
-                and not all(_settled(self.values.get(o)) for o in ctx.outputs if o.name):
+        values = self.values
+        if ctx.inputs and all(_foldable(values.get(v)) for v in ctx.inputs if v is not None) \
+                and not all(_settled(values.get(o)) for o in ctx.outputs if o.name):
             from .fold import try_fold
             try:
                 try_fold(ctx)
@@ -299,7 +249,7 @@ class Engine:
                 pass
         for i, o in enumerate(ctx.outputs):
             if i not in ctx.outputs_set and o.name:
-                self.values[o] = TensorInfo(None, o.dtype)
+                values[o] = TensorInfo(None, o.dtype)
 
     def _fallback(self, ctx: Context):
         node = ctx.node
@@ -311,6 +261,10 @@ class Engine:
                             "used only for static dims from static inputs, other dims are UNKNOWN",
                             ctx.name, node.op_type, "warning")
         onnx_node_fallback(ctx)
+
+
+def _replayed(ctx):   # marker: the node's result came from the rule-result cache
+    raise AssertionError("never called")
 
 
 def _foldable(t) -> bool:
@@ -344,7 +298,7 @@ def _function_rule(fn):
         for i, formal in enumerate(fn.outputs):
             t = eng.values.get(formal)
             if t is not None:
-                ctx.set_output(i, t.shape, t.dtype, t.value, t.const)
+                ctx.set_output(i, t.shape, t.dtype, t.value, t.const, t.tensor)
 
     return rule
 
@@ -367,7 +321,7 @@ def onnx_node_fallback(ctx: Context):
         return
     input_types = {}
     static = True
-    proto = ir.serde.serialize_node(node)
+    proto = node_proto(node)
     for i, v in enumerate(node.inputs):
         if v is None:
             continue

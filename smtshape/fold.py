@@ -16,6 +16,7 @@ import onnx_ir as ir
 from onnx import helper
 
 from .context import INT_TYPES, MAX_VALUE_ELEMENTS
+from .reader import node_proto
 
 MAX_ELEMENTS = 64    # shape arithmetic is scalars and short vectors; weights are not folded
 _SKIP = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
@@ -98,7 +99,7 @@ def try_fold(ctx) -> bool:
 def _run(node, arrays, opset):
     from onnx.reference import ReferenceEvaluator
 
-    proto = ir.serde.serialize_node(node)
+    proto = node_proto(node)
     names = [f"i{k}" if a is not None else "" for k, a in enumerate(arrays)]
     outs = [f"o{k}" for k in range(len(proto.output))]
     del proto.input[:]

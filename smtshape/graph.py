@@ -13,9 +13,12 @@ from .errors import BadInput
 def topo_order(graph) -> list:
     """Nodes in dependency order (Kahn); BadInput naming a node on a cycle.
 
-    Exporters write sorted graphs: one linear pass confirms that and returns
-    the file's order; only an unsorted graph pays for the sort."""
+    Exporters write sorted graphs: the reader marks a graph it found sorted
+    (``is_sorted``), otherwise one linear pass confirms it and returns the
+    file's order; only an unsorted graph pays for the sort."""
     nodes = list(graph)
+    if getattr(graph, "is_sorted", False) is True:
+        return nodes
     if _already_sorted(nodes):
         return nodes
     index = {id(n): i for i, n in enumerate(nodes)}

@@ -16,6 +16,7 @@ from .findings import specializations as _specializations
 from .fileio import write_atomic
 from .perf import paused_gc
 from .printing import show
+from .reader import to_proto
 from .store import Verdict
 
 
@@ -452,7 +453,7 @@ class Result:
         src = getattr(self, "source_path", None)
         if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
             raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
-        proto = ir.serde.serialize_model(self.model)
+        proto = to_proto(self.model)
         g = proto.graph
         graph_io = {v.name for v in g.input} | {v.name for v in g.output}
         del g.value_info[:]

@@ -109,7 +109,7 @@ def if_rule(ctx):
         _walk(ctx, g, ctx.store)
         for i, v in enumerate(g.outputs):
             t = _out_info(ctx, v)
-            ctx.set_output(i, t.shape, t.dtype, t.value, t.const)
+            ctx.set_output(i, t.shape, t.dtype, t.value, t.const, t.tensor)
         return
     known = set(ctx.store.symbols)
     branches = []

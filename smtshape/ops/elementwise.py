@@ -115,10 +115,15 @@ def static(shape):
 
 def bcast_values(ctx, idx, fn, out_shape, dtype):
     """Apply ``fn`` elementwise to the (broadcast) values of inputs ``idx``."""
-    shapes = [ctx.shape(i) for i in idx]
-    vals = [values(ctx, i) for i in idx]
-    if out_shape is None or not static(out_shape) or any(v is None for v in vals):
+    if out_shape is None or not static(out_shape):
         return None
+    shapes = [ctx.shape(i) for i in idx]
+    vals = []
+    for i in idx:      # stop at the first unknown: never read a constant for nothing
+        v = values(ctx, i)
+        if v is None:
+            return None
+        vals.append(v)
     if any(not static(s) or len(v) != math.prod(s) for s, v in zip(shapes, vals)):
         return None
     n = math.prod(out_shape)

@@ -135,6 +135,7 @@ def element_range(ctx, v, depth: int = 0):
     node = v.producer()
     if node is None or node.domain not in ("", "ai.onnx"):
         return None
+    ctx.cacheable = False     # the answer depends on the graph upstream, not only on the inputs
     op = node.op_type
     ins = node.inputs
     if op == "Range" and len(ins) == 3:

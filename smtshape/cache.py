@@ -1,0 +1,131 @@
+"""The rule-result cache: a node whose rule already ran on the same inputs replays
+the result instead of running the rule again.
+
+Transformer and CNN graphs repeat their blocks: a 15k-node transformer has a few
+dozen distinct (op, attributes, input shapes, input values) combinations.  The
+key of a node is
+
+    (domain, op, opset, attributes as stored in the file, which outputs exist,
+     per input: canonical shape, dtype, canonical known elements, whether it is a constant)
+
+and an entry holds what the rule did: each output's TensorInfo and each
+``ctx.require`` (relation, rule id, message).  Replaying sets the same outputs
+and states the same requirements again with the *new* node's provenance, so
+explanations, findings and conflicts name every node as if the rule had run.
+
+Why a hit is sound: the rule's outputs are a function of the key and of store
+facts, and store facts are never retracted (store.py), so what was derived from
+canonically identical inputs holds again.  A result is *not* stored when the
+rule depended on anything else (``Context.cacheable`` false):
+
+* it minted a symbol (a data symbol, an alias, an unknown dim: each node gets its own);
+* (a question the store could not decide yet, ``decide`` UNKNOWN, does not prevent
+  storing: the entry keeps the question, and a replay asks it again and runs the rule
+  instead when the answer is no longer UNKNOWN; PROVEN / REFUTED answers are never
+  retracted, so they need no asking again);
+* it followed the graph upstream (index bounds from a producing Range), noted an
+  assumption, warned, failed, or found a conflict;
+* a node with a subgraph, a tensor attribute or an attribute reference, a sequence
+  input, a model-local function call, or an onnx_ir node (no stored attributes).
+
+A rule that read a constant's elements (``ctx.const``) is replayed only for the
+very same constant tensors.
+"""
+from __future__ import annotations
+
+from .context import TensorInfo
+from .store import Verdict
+
+_NO_CACHE_ATTRS = frozenset((4, 5, 9, 10, 11, 12))   # tensor(s), graph(s), sparse tensor(s)
+MAX_ENTRIES = 50_000
+
+
+class Entry:
+    __slots__ = ("outputs", "requires", "consts", "unknowns")
+
+    def __init__(self, outputs, requires, consts, unknowns):
+        self.outputs = outputs      # ((index, TensorInfo), ...)
+        self.requires = requires    # ((relation, rule id, message), ...)
+        self.consts = consts        # identities of the constants read, or None
+        self.unknowns = unknowns    # questions the rule got UNKNOWN for: asked again on replay
+
+
+class RuleCache:
+    def __init__(self):
+        self.entries: dict = {}
+        self.hits = 0
+        self.misses = 0
+
+    # ------------------------------------------------------------ key
+    @staticmethod
+    def key(ctx, values: dict):
+        """The node's key, or None when this node is never cached."""
+        node = ctx.node
+        proto = getattr(node, "_proto", None)
+        if proto is None:
+            return None
+        attrs = ()
+        if proto.attribute:
+            parts = []
+            for a in proto.attribute:
+                if a.type in _NO_CACHE_ATTRS or a.ref_attr_name:
+                    return None
+                parts.append(a.SerializeToString())
+            attrs = tuple(parts)
+        canon = ctx.store.canon
+        ins = []
+        for v in ctx.inputs:
+            if v is None:
+                ins.append(None)
+                continue
+            t = values.get(v)
+            if t is None or t.seq is not None:
+                return None
+            shape = t.shape
+            if shape is not None:
+                shape = tuple([d if d.__class__ is int else canon(d) for d in shape])
+            val = t.value
+            if val is not None:
+                val = ctx.value_of(t)
+            ins.append((shape, t.dtype, val, t.const is not None or t.tensor is not None))
+        outs = tuple([bool(o.name) for o in ctx.outputs])
+        return (node.domain, node.op_type, ctx.opset, attrs, outs, tuple(ins))
+
+    # ------------------------------------------------------------ replay / record
+    def replay(self, ctx, key, values: dict) -> bool:
+        """Set the outputs and restate the requirements of a stored result; False on a miss."""
+        e = self.entries.get(key)
+        if e is None:
+            self.misses += 1
+            return False
+        if e.consts is not None and e.consts != _const_ids(ctx, values):
+            self.misses += 1
+            return False
+        for rel in e.unknowns:
+            if ctx.store.decide(rel, optional=True) is not Verdict.UNKNOWN:
+                self.misses += 1      # decided since: the rule would take another branch now
+                return False
+        self.hits += 1
+        outs = ctx.outputs
+        for i, t in e.outputs:
+            values[outs[i]] = TensorInfo(t.shape, t.dtype, t.value, t.const, t.tensor, t.seq)
+            ctx.outputs_set.add(i)
+        for rel, rule, msg in e.requires:
+            ctx.require(rel, rule, msg)
+        return True
+
+    def record(self, ctx, key, values: dict):
+        if not ctx.cacheable or len(self.entries) >= MAX_ENTRIES:
+            return
+        outs = ctx.outputs
+        stored = tuple((i, values[outs[i]]) for i in sorted(ctx.outputs_set))
+        consts = _const_ids(ctx, values) if ctx.const_read else None
+        self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns))
+
+
+def _const_ids(ctx, values: dict) -> tuple:
+    out = []
+    for v in ctx.inputs:
+        t = values.get(v) if v is not None else None
+        out.append(None if t is None else (id(t.tensor) if t.tensor is not None else id(t.const)))
+    return tuple(out)

@@ -1,0 +1,524 @@
+"""The model as smtshape reads it: lean, lazy objects over the parsed protobuf.
+
+Shape analysis needs, per node, its op, domain, name, input and output values
+and (for some rules) its attributes; per value, its declared type and shape; per
+initializer, its dtype and shape and, only when a rule asks, its elements.  This
+module builds exactly that from an ``onnx.ModelProto`` and nothing more:
+
+* ``Model`` / ``Graph`` / ``Function`` / ``Node`` / ``Value`` / ``Attr`` /
+  ``Tensor`` mirror the part of ``onnx_ir``'s API that smtshape uses (so an
+  ``onnx_ir.Model`` a user passes in is analyzed as it is, without a round trip
+  through protobuf), with ``__slots__`` and no per-object bookkeeping;
+* a node's attributes are converted on first access, a subgraph when first
+  visited, a tensor's elements only through ``Tensor.numpy()`` (initializer data
+  a rule does not read is never decoded; external data is read relative to the
+  model's folder);
+* a graph read in file order that never reads a value before its producer is
+  marked ``is_sorted``, so the topological sort is a flag check.
+
+Why not ``onnx_ir.serde.deserialize_model``: it builds a full editable IR
+(usage lists, naming passes, metadata) that costs about 12 us per node, a
+quarter of the whole analysis of a transformer graph; this reader costs about
+2 us per node (measured in docs/ARCHITECTURE.md's "Reading a model").
+
+Malformed structure found while reading (a value read that nothing in scope
+provides, a value produced twice) is ``BadInput`` naming the node.
+"""
+from __future__ import annotations
+
+import struct as _struct
+
+import onnx_ir as ir
+
+from .errors import BadInput
+
+_DT = ir.DataType
+_AT = ir.AttributeType
+
+# AttributeProto.type numbers
+_A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_GRAPH = 1, 2, 3, 4, 5
+_A_FLOATS, _A_INTS, _A_STRINGS, _A_TENSORS, _A_GRAPHS = 6, 7, 8, 9, 10
+_A_SPARSE, _A_SPARSES, _A_TYPE, _A_TYPES = 11, 12, 13, 14
+_SUBGRAPH = (_A_GRAPH, _A_GRAPHS)
+# TensorProto.data_type -> struct format of the integer types decoded without numpy
+_INT_FORMATS = {7: "q", 6: "i", 5: "h", 4: "H", 3: "b", 2: "B", 12: "I", 13: "Q", 9: "?"}
+
+
+class SymDim:
+    """A dim of a declared shape that is not a number: ``value`` is its
+    ``dim_param`` (None when the dim is anonymous)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value or None
+
+    def __eq__(self, other):
+        return isinstance(other, SymDim) and other.value == self.value
+
+    def __hash__(self):
+        return hash(("SymDim", self.value))
+
+    def __repr__(self):
+        return f"SymDim({self.value!r})"
+
+
+class TensorType:
+    """The type of a tensor value (sequence and optional types are onnx_ir's own)."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def __repr__(self):
+        return f"TensorType({self.dtype!r})"
+
+
+def _dtype(code: int):
+    try:
+        return _DT(code)
+    except ValueError:
+        return None
+
+
+def _shape_of(tt):
+    """TypeProto.Tensor -> tuple of int | SymDim, or None (no shape declared)."""
+    if not tt.HasField("shape"):
+        return None
+    out = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            out.append(d.dim_value)
+        else:
+            out.append(SymDim(d.dim_param))
+    return tuple(out)
+
+
+def _set_type(v, tp):
+    """Set a Value's type, dtype and declared shape from a TypeProto."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        tt = tp.tensor_type
+        v.dtype = _dtype(tt.elem_type) if tt.elem_type else None
+        v.type = TensorType(v.dtype)
+        v.shape = _shape_of(tt)
+    elif kind == "sparse_tensor_type":
+        st = tp.sparse_tensor_type
+        v.dtype = _dtype(st.elem_type) if st.elem_type else None
+        v.type = TensorType(v.dtype)
+        v.shape = _shape_of(st)
+    elif kind is not None:   # sequence, optional, map: onnx_ir's own type objects
+        try:
+            v.type = ir.serde.deserialize_type_proto_for_type(tp)
+        except Exception as e:
+            raise BadInput(f"malformed model: value '{v.name}' has a type onnx_ir cannot read: {e}") from None
+        v.dtype = getattr(v.type, "dtype", None)
+        inner = tp       # like onnx_ir: the shape of the innermost tensor type
+        while inner.WhichOneof("value") in ("sequence_type", "optional_type"):
+            inner = getattr(inner, inner.WhichOneof("value")).elem_type
+        v.shape = _shape_of(inner.tensor_type) if inner.WhichOneof("value") == "tensor_type" else None
+
+
+class Value:
+    """A named value: graph input, initializer or node output."""
+
+    __slots__ = ("name", "type", "shape", "dtype", "const_value", "_producer", "_index")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.type = None
+        self.shape = None
+        self.dtype = None
+        self.const_value = None
+        self._producer = None
+        self._index = None
+
+    def producer(self):
+        return self._producer
+
+    def index(self):
+        return self._index
+
+    def __repr__(self):
+        return f"Value({self.name!r})"
+
+
+class Tensor:
+    """An initializer or tensor attribute: dtype and shape at once, elements on demand."""
+
+    __slots__ = ("_proto", "name", "dtype", "shape", "base_dir")
+
+    def __init__(self, proto, base_dir: str = ""):
+        self._proto = proto
+        self.name = proto.name
+        self.dtype = _dtype(proto.data_type)
+        self.shape = tuple(proto.dims)
+        self.base_dir = base_dir
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def numpy(self):
+        """The elements as a numpy array (external data read from ``base_dir``)."""
+        from onnx import numpy_helper
+        return numpy_helper.to_array(self._proto, self.base_dir)
+
+    def tobytes(self) -> bytes:
+        return self.numpy().tobytes()
+
+    def int_values(self, limit: int):
+        """The elements as a tuple of Python ints (bools for BOOL) when this is an
+        integer tensor of at most ``limit`` elements stored in the file itself,
+        decoded without numpy; None otherwise."""
+        p = self._proto
+        code = p.data_type
+        fmt = _INT_FORMATS.get(code)
+        if fmt is None or p.data_location == 1:
+            return None
+        n = self.size
+        if n > limit:
+            return None
+        if p.raw_data:
+            raw = p.raw_data
+            if len(raw) != n * _struct.calcsize(fmt):
+                return None
+            vals = _struct.unpack(f"<{n}{fmt}", raw)
+        else:
+            field = p.int64_data if code == 7 else p.uint64_data if code in (12, 13) else p.int32_data
+            if len(field) != n:
+                return None
+            vals = tuple(field)
+            if code in (2, 3, 4, 5):    # int32_data holds the narrow types widened: wrap as stored
+                bits = {2: 8, 3: 8, 4: 16, 5: 16}[code]
+                signed = code in (3, 5)
+                m = (1 << bits) - 1
+                vals = tuple(((x & m) - ((x & m) >> (bits - 1) << bits)) if signed else (x & m) for x in vals)
+        if code == 9:
+            return tuple(bool(x) for x in vals)
+        return vals
+
+    def __repr__(self):
+        return f"Tensor({self.name!r}, {self.dtype!r}, {self.shape})"
+
+
+class Attr:
+    """One attribute: ``type`` (an ``onnx_ir.AttributeType``) and ``value``."""
+
+    __slots__ = ("name", "type", "value", "ref_attr_name")
+
+    def __init__(self, name, type_, value, ref_attr_name=None):
+        self.name = name
+        self.type = type_
+        self.value = value
+        self.ref_attr_name = ref_attr_name
+
+    def __repr__(self):
+        return f"Attr({self.name!r}, {self.type!r}, {self.value!r})"
+
+
+class Node:
+    __slots__ = ("op_type", "domain", "name", "overload", "inputs", "outputs", "_proto", "_attrs", "_scope",
+                 "graph")
+
+    def __init__(self, proto, inputs, outputs, scope):
+        self.op_type = proto.op_type
+        d = proto.domain
+        self.domain = "" if d == "ai.onnx" else d
+        self.name = proto.name
+        self.overload = proto.overload
+        self.inputs = inputs
+        self.outputs = outputs
+        self._proto = proto
+        self._attrs = None
+        self._scope = scope
+        self.graph = scope.graph
+
+    @property
+    def attributes(self) -> dict:
+        a = self._attrs
+        if a is None:
+            a = self._attrs = {p.name: _attr(p, self._scope) for p in self._proto.attribute} \
+                if self._proto.attribute else {}
+        return a
+
+    @property
+    def proto(self):
+        """The NodeProto this node was read from (never modified)."""
+        return self._proto
+
+    def __repr__(self):
+        return f"Node({self.op_type!r}, {self.name!r})"
+
+
+def _attr(p, scope) -> Attr:
+    if p.ref_attr_name:
+        return Attr(p.name, _AT(p.type) if p.type else _AT.UNDEFINED, None, p.ref_attr_name)
+    t = p.type
+    if t == _A_INT:
+        return Attr(p.name, _AT.INT, p.i)
+    if t == _A_INTS:
+        return Attr(p.name, _AT.INTS, list(p.ints))
+    if t == _A_FLOAT:
+        return Attr(p.name, _AT.FLOAT, p.f)
+    if t == _A_FLOATS:
+        return Attr(p.name, _AT.FLOATS, list(p.floats))
+    if t == _A_STRING:
+        return Attr(p.name, _AT.STRING, _text(p.s, p.name))
+    if t == _A_STRINGS:
+        return Attr(p.name, _AT.STRINGS, [_text(s, p.name) for s in p.strings])
+    if t == _A_TENSOR:
+        return Attr(p.name, _AT.TENSOR, Tensor(p.t, scope.base_dir))
+    if t == _A_TENSORS:
+        return Attr(p.name, _AT.TENSORS, [Tensor(x, scope.base_dir) for x in p.tensors])
+    if t == _A_GRAPH:
+        return Attr(p.name, _AT.GRAPH, Graph(p.g, scope))
+    if t == _A_GRAPHS:
+        return Attr(p.name, _AT.GRAPHS, [Graph(g, scope) for g in p.graphs])
+    if t == _A_SPARSE:
+        return Attr(p.name, _AT.SPARSE_TENSOR, p.sparse_tensor)
+    if t == _A_SPARSES:
+        return Attr(p.name, _AT.SPARSE_TENSORS, list(p.sparse_tensors))
+    if t in (_A_TYPE, _A_TYPES):
+        return Attr(p.name, _AT(t), p.tp if t == _A_TYPE else list(p.type_protos))
+    return Attr(p.name, _AT.UNDEFINED, None)
+
+
+def _text(b: bytes, what: str) -> str:
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"malformed model: attribute '{what}' is not valid UTF-8") from None
+
+
+class _Scope:
+    """Names visible in one graph: its own values, then the enclosing graphs'."""
+
+    __slots__ = ("names", "parent", "base_dir", "graph", "pending")
+
+    def __init__(self, parent, base_dir, graph):
+        self.names: dict = {}
+        self.parent = parent
+        self.base_dir = base_dir
+        self.graph = graph
+        self.pending: dict = {}      # names read before any producer in this graph
+
+    def find(self, name):
+        s = self
+        while s is not None:
+            v = s.names.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+
+class Graph:
+    """A graph: ``inputs``, ``outputs``, ``initializers`` (name -> Value), its nodes
+    in file order by iteration; ``is_sorted`` when no node reads a value before
+    its producer (subgraph captures included)."""
+
+    __slots__ = ("name", "inputs", "outputs", "initializers", "_nodes", "is_sorted", "_scope", "doc_string")
+
+    def __init__(self, gp, parent_scope=None, base_dir: str = ""):
+        scope = _Scope(parent_scope, parent_scope.base_dir if parent_scope is not None else base_dir, self)
+        self._scope = scope
+        self.name = gp.name
+        self.doc_string = gp.doc_string
+        names = scope.names
+        inputs = []
+        for vi in gp.input:
+            v = Value(vi.name)
+            _set_type(v, vi.type)
+            names[vi.name] = v
+            inputs.append(v)
+        self.inputs = inputs
+        inits = {}
+        for tp in gp.initializer:
+            v = names.get(tp.name)
+            if v is None:
+                v = Value(tp.name)
+                names[tp.name] = v
+            t = Tensor(tp, scope.base_dir)
+            v.const_value = t
+            v.dtype = t.dtype
+            v.type = TensorType(t.dtype)
+            v.shape = t.shape
+            inits[tp.name] = v
+        for sp in gp.sparse_initializer:
+            tp = sp.values
+            v = names.get(tp.name)
+            if v is None:
+                v = Value(tp.name)
+                names[tp.name] = v
+            v.dtype = _dtype(tp.data_type)
+            v.type = TensorType(v.dtype)
+            v.shape = tuple(sp.dims)
+            inits[tp.name] = v
+        self.initializers = inits
+        self._nodes = self._read_nodes(gp, scope)
+        for vi in list(gp.output) + list(gp.value_info):
+            v = names.get(vi.name)
+            if v is not None and v._producer is not None and vi.HasField("type"):
+                _set_type(v, vi.type)      # a declaration of a node output: an annotation
+        outs = []
+        for vi in gp.output:
+            v = scope.find(vi.name)
+            if v is None:
+                raise BadInput(f"malformed model: graph output '{vi.name}' is produced by no node and is "
+                               "neither a graph input nor an initializer")
+            outs.append(v)
+        self.outputs = outs
+
+    def _read_nodes(self, gp, scope) -> list:
+        names = scope.names
+        pending = scope.pending
+        parent = scope.parent
+        nodes = []
+        sorted_ = True
+        for p in gp.node:
+            ins = []
+            for name in p.input:
+                if not name:
+                    ins.append(None)
+                    continue
+                v = names.get(name)
+                if v is None:
+                    v = parent.find(name) if parent is not None else None
+                    if v is None:       # read before its producer (or nothing produces it)
+                        v = pending.get(name)
+                        if v is None:
+                            v = pending[name] = Value(name)
+                        sorted_ = False
+                ins.append(v)
+            outs = []
+            for k, name in enumerate(p.output):
+                if name:
+                    v = names.get(name)
+                    if v is None:
+                        v = pending.pop(name, None) or Value(name)
+                        names[name] = v
+                    elif v._producer is not None or v.const_value is not None or v in self.inputs:
+                        raise BadInput(f"malformed model: {p.op_type} node '{p.name or p.op_type}' writes "
+                                       f"'{name}', which another node, a graph input or an initializer "
+                                       "already provides")
+                else:
+                    v = Value("")
+                outs.append(v)
+            node = Node(p, tuple(ins), tuple(outs), scope)
+            for k, v in enumerate(outs):
+                v._producer = node
+                v._index = k
+            if p.attribute and sorted_:
+                for a in p.attribute:
+                    if a.type in _SUBGRAPH:
+                        sorted_ = False      # captures: let graph.topo_order check them
+                        break
+            nodes.append(node)
+        if pending:
+            name = next(iter(pending))
+            reader = next((n for n in nodes if any(v is not None and v.name == name and v._producer is None
+                                                   for v in n.inputs)), None)
+            where = f"{reader.op_type} node '{reader.name or reader.op_type}'" if reader else "a node"
+            raise BadInput(f"malformed model: {where} reads '{name}', which no node produces and which is "
+                           "neither a graph input nor an initializer")
+        self.is_sorted = sorted_
+        return nodes
+
+    def __iter__(self):
+        return iter(self._nodes)
+
+    def __len__(self):
+        return len(self._nodes)
+
+    def __repr__(self):
+        return f"Graph({self.name!r}, {len(self._nodes)} nodes)"
+
+
+class Function:
+    """A model-local function: ``inputs`` / ``outputs`` (Values of its body), its nodes
+    by iteration."""
+
+    __slots__ = ("domain", "name", "overload", "inputs", "outputs", "_nodes", "is_sorted", "opset_imports",
+                 "attributes", "_scope")
+
+    def __init__(self, fp, base_dir: str):
+        self.domain = fp.domain
+        self.name = fp.name
+        self.overload = fp.overload
+        self.opset_imports = {o.domain: o.version for o in fp.opset_import}
+        self.attributes = list(fp.attribute)
+        scope = _Scope(None, base_dir, self)
+        self._scope = scope
+        self.inputs = []
+        for name in fp.input:
+            v = Value(name)
+            scope.names[name] = v
+            self.inputs.append(v)
+        self._nodes = Graph._read_nodes(self, fp, scope)
+        self.outputs = []
+        for name in fp.output:
+            v = scope.names.get(name)
+            if v is None:
+                raise BadInput(f"malformed model: function '{fp.name}' output '{name}' is produced by no node")
+            self.outputs.append(v)
+
+    def __iter__(self):
+        return iter(self._nodes)
+
+    def __len__(self):
+        return len(self._nodes)
+
+
+class Model:
+    """A model read from protobuf: ``graph``, ``functions`` ((domain, name, overload)
+    -> Function), ``opset_imports`` (domain -> version), ``proto`` (the ModelProto
+    it was read from, never modified) and ``base_dir`` (where external data lives)."""
+
+    __slots__ = ("proto", "graph", "functions", "opset_imports", "ir_version", "producer_name", "base_dir")
+
+    def __init__(self, proto, base_dir: str = ""):
+        self.proto = proto
+        self.base_dir = base_dir
+        self.ir_version = proto.ir_version
+        self.producer_name = proto.producer_name
+        imports = {}
+        for o in proto.opset_import:
+            imports["" if o.domain == "ai.onnx" else o.domain] = o.version
+        self.opset_imports = imports
+        self.graph = Graph(proto.graph, None, base_dir)
+        self.functions = {(f.domain, f.name, f.overload): Function(f, base_dir) for f in proto.functions}
+
+
+def read_model(proto, base_dir: str = "") -> Model:
+    """A ``Model`` over a parsed ``onnx.ModelProto``; BadInput on malformed structure."""
+    return Model(proto, base_dir)
+
+
+def to_proto(model):
+    """A ModelProto for ``model`` (a copy: the caller may modify it)."""
+    import onnx
+    if isinstance(model, Model):
+        out = onnx.ModelProto()
+        out.CopyFrom(model.proto)
+        return out
+    return ir.serde.serialize_model(model)
+
+
+def node_proto(node):
+    """A NodeProto of ``node``: a copy the caller may modify (the model is never changed)."""
+    p = getattr(node, "proto", None)
+    if p is not None and not callable(p):
+        import onnx
+        out = onnx.NodeProto()
+        out.CopyFrom(p)
+        return out
+    return ir.serde.serialize_node(node)
+
+
+def is_sorted(graph) -> bool:
+    return getattr(graph, "is_sorted", False) is True

@@ -1,0 +1,132 @@
+"""The lean model reader (smtshape/reader.py): what it reads, what it refuses, and
+that it never changes the model it reads."""
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+import smtshape
+from smtshape.errors import BadInput
+from smtshape.reader import read_model
+
+
+def _model(nodes, inputs, outputs, inits=(), opset=17):
+    g = helper.make_graph(nodes, "g", inputs, outputs, list(inits))
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _chain():
+    """Folding (Constant -> Unsqueeze -> Concat), a Shape chain and an op with no rule."""
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(np.array([2, 3], np.int64))),
+        helper.make_node("Unsqueeze", ["c", "ax"], ["cu"]),
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Concat", ["s", "c"], ["t"], axis=0),
+        helper.make_node("Expand", ["y", "t"], ["e"]),
+        helper.make_node("Relu", ["x"], ["r"]),
+    ]
+    return _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, ["N", 4]),
+                          helper.make_tensor_value_info("y", T.FLOAT, [1])],
+                  [helper.make_tensor_value_info("e", T.FLOAT, None),
+                   helper.make_tensor_value_info("cu", T.INT64, None),
+                   helper.make_tensor_value_info("r", T.FLOAT, ["N", 4])],
+                  [numpy_helper.from_array(np.array([0], np.int64), "ax")])
+
+
+def test_analysis_never_changes_the_model_it_reads():
+    m = _chain()
+    before = m.SerializeToString()
+    res = smtshape.analyze(m)
+    assert m.SerializeToString() == before
+    assert [str(d) for d in res.shape("e")] == ["N", "4", "2", "3"]
+    assert [d.expr for d in res.shape("cu")] == [1, 2]
+
+
+def test_saving_the_annotated_model_leaves_the_input_alone(tmp_path):
+    m = _chain()
+    before = m.SerializeToString()
+    res = smtshape.analyze(m)
+    res.save(tmp_path / "out.onnx")
+    assert m.SerializeToString() == before
+    out = onnx.load(tmp_path / "out.onnx")
+    vi = {v.name: v for v in out.graph.value_info}
+    assert [d.dim_param or d.dim_value for d in vi["s"].type.tensor_type.shape.dim] == [2]
+
+
+def test_an_onnx_ir_model_is_analyzed_as_it_is():
+    m = _chain()
+    a = smtshape.analyze(m)
+    b = smtshape.analyze(ir.serde.deserialize_model(m))
+    for name in ("e", "cu", "r", "s", "t"):
+        assert [str(d) for d in a.shape(name)] == [str(d) for d in b.shape(name)]
+
+
+def test_unsorted_graph_gives_the_same_shapes_as_sorted():
+    m = _chain()
+    shuffled = onnx.ModelProto()
+    shuffled.CopyFrom(m)
+    nodes = list(shuffled.graph.node)
+    del shuffled.graph.node[:]
+    shuffled.graph.node.extend(reversed(nodes))
+    assert read_model(shuffled).graph.is_sorted is False
+    assert read_model(m).graph.is_sorted is True
+    a, b = smtshape.analyze(m), smtshape.analyze(shuffled)
+    assert {n: str(a.shape(n)) for n in a.value_names} == {n: str(b.shape(n)) for n in b.value_names}
+
+
+def test_a_value_nothing_provides_is_bad_input_naming_the_node():
+    m = _model([helper.make_node("Relu", ["nope"], ["r"], name="the_relu")],
+               [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+               [helper.make_tensor_value_info("r", T.FLOAT, None)])
+    with pytest.raises(BadInput, match="Relu node 'the_relu' reads 'nope'"):
+        smtshape.analyze(m)
+
+
+def test_a_value_produced_twice_is_bad_input():
+    m = _model([helper.make_node("Relu", ["x"], ["r"], name="a"), helper.make_node("Relu", ["x"], ["r"], name="b")],
+               [helper.make_tensor_value_info("x", T.FLOAT, [2])],
+               [helper.make_tensor_value_info("r", T.FLOAT, None)])
+    with pytest.raises(BadInput, match="node 'b' writes 'r'"):
+        smtshape.analyze(m)
+
+
+def test_a_subgraph_reading_an_unknown_name_is_bad_input():
+    body = helper.make_graph([helper.make_node("Relu", ["ghost"], ["o"], name="inner")], "b", [],
+                             [helper.make_tensor_value_info("o", T.FLOAT, None)])
+    m = _model([helper.make_node("If", ["c"], ["r"], then_branch=body, else_branch=body)],
+               [helper.make_tensor_value_info("c", T.BOOL, [])],
+               [helper.make_tensor_value_info("r", T.FLOAT, None)])
+    with pytest.raises(BadInput, match="'inner' reads 'ghost'"):
+        smtshape.analyze(m)
+
+
+_NP = {T.INT64: np.int64, T.INT32: np.int32, T.INT16: np.int16, T.INT8: np.int8, T.UINT8: np.uint8,
+       T.UINT16: np.uint16, T.UINT32: np.uint32, T.UINT64: np.uint64, T.BOOL: np.bool_}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(_NP)), st.lists(st.integers(-2 ** 63, 2 ** 64 - 1), max_size=12),
+       st.booleans())
+def test_int_values_decode_like_numpy(code, xs, raw):
+    """Integer tensors decoded without numpy equal numpy_helper's reading, raw or typed fields."""
+    info = np.iinfo(_NP[code]) if code != T.BOOL else None
+    arr = np.array([(x % 2 == 0) if info is None else info.min + x % (int(info.max) - int(info.min) + 1)
+                    for x in xs], dtype=_NP[code])
+    t = helper.make_tensor("t", code, [len(xs)], arr.tobytes() if raw else arr.tolist(), raw=raw)
+    m = _model([], [], [helper.make_tensor_value_info("t", code, None)], [t])
+    tensor = read_model(m).graph.initializers["t"].const_value
+    want = tuple(bool(v) if code == T.BOOL else int(v) for v in numpy_helper.to_array(t).reshape(-1))
+    assert tensor.int_values(4096) == want
+
+
+def test_sequence_input_keeps_the_element_shape():
+    tp = helper.make_sequence_type_proto(helper.make_tensor_type_proto(T.FLOAT, ["N", 3]))
+    m = _model([helper.make_node("SequenceLength", ["q"], ["n"])], [helper.make_value_info("q", tp)],
+               [helper.make_tensor_value_info("n", T.INT64, None)])
+    v = read_model(m).graph.inputs[0]
+    assert isinstance(v.type, ir.SequenceType)
+    assert [getattr(d, "value", d) for d in v.shape] == ["N", 3]
