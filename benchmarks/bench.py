@@ -9,7 +9,7 @@ every measurement runs in a fresh subprocess, one at a time:
 1. graphs: generated models, end to end from the file
    Models come from ``benchmarks/graphs.py`` (transformer ``--transformer-sizes``,
    default 1000,15000,50000,200000 nodes; cnn ``--cnn-sizes``, default
-   2000,10000,50000), cached as ``benchmarks/.cache/<family>_<size>.onnx``.
+   2000,10000,50000; ``--sizes`` sets both), cached as ``benchmarks/.cache/<family>_<size>.onnx``.
    Each (tool, model) runs in its own subprocess (``bench.py --worker``): the
    tool is imported, ``gc.collect()``, the peak-memory mark is reset, one
    warm-up run, then ``--repeat`` timed runs, each preceded by dropping the
@@ -38,9 +38,12 @@ every measurement runs in a fresh subprocess, one at a time:
    uses the growth.  ``ru_maxrss`` is not used: Linux keeps it across
    fork + exec, so a worker would inherit the parent's peak.
    A worker is killed after ``--timeout`` seconds (default 120) and shown as
-   ``timeout``.  ort and osi are skipped above ``--slow-tools-max-nodes``
-   (default 50000) and on the larger models of a family once they timed out on
-   a smaller one (``skipped``).
+   ``timeout``.  ort and osi (minutes on big graphs) are ``skipped`` above
+   ``--slow-tools-max-nodes`` (default 50000), after a timeout on a smaller
+   model of the family, and where their wall time on the previous size of the
+   family (warm-up + timed runs), scaled linearly by the node ratio, predicts
+   more than ``--timeout`` (a lower bound for tools that grow faster than
+   linearly); the table says why.
    Linearity: smtshape's CPU microseconds per node at each transformer size and
    ``(t(largest) / t(15k)) / (nodes(largest) / nodes(15k))`` (1.0 = linear; the
    summary's threshold is <= 1.25).
@@ -92,7 +95,8 @@ shape.
 
 ``--out FILE`` rewrites only the part of FILE between ``<!-- bench:begin -->``
 and ``<!-- bench:end -->`` (appended with the markers when absent); every other
-section of the file is kept as it is.
+section of the file is kept as it is.  That part holds only what this run
+measured: write docs/benchmarks.md from a full run (all three parts).
 
 Profiling one smtshape run (end to end from the path, as in part 1):
 
@@ -490,25 +494,29 @@ def run_graphs(args, log) -> dict:
     """Part 1: {model key: {"path", "nodes", "family", "tools": {tool: record}}}."""
     out = {}
     for fam, sizes in (("transformer", args.transformer_sizes), ("cnn", args.cnn_sizes)):
-        timed_out = {}                                   # slow tool -> size at which it timed out
+        last = {}                                        # slow tool -> (key, record) at the previous size
         for n in sizes:
             path = model_path(fam, n)
             nodes = node_count(path)
             key = f"{fam}_{n}"
             row = out[key] = {"family": fam, "size": n, "nodes": nodes, "path": path, "tools": {}}
             for tool in args.tools:
-                rec = _graph_one(tool, path, nodes, fam, n, timed_out, args)
+                rec = _graph_one(tool, path, nodes, last.get(tool), args)
+                if tool in SLOW_TOOLS and rec["status"] != "skipped":
+                    last[tool] = (key, rec)
                 row["tools"][tool] = rec
                 log(f"graphs {key:>18} ({nodes} nodes) {tool:<9} {_describe(rec)}")
     return out
 
 
-def _graph_one(tool, path, nodes, fam, size, timed_out, args) -> dict:
-    """One (tool, model) subprocess of part 1, or a skip record."""
-    if tool in SLOW_TOOLS and nodes > args.slow_tools_max_nodes:
-        return {"tool": tool, "status": "skipped", "error": f">{args.slow_tools_max_nodes} nodes"}
-    if tool in SLOW_TOOLS and tool in timed_out:
-        return {"tool": tool, "status": "skipped", "error": f"timed out on {fam}_{timed_out[tool]}"}
+def _graph_one(tool, path, nodes, prev, args) -> dict:
+    """One (tool, model) subprocess of part 1, or a skip record (slow tools only: above
+    --slow-tools-max-nodes, or predicted to exceed --timeout from ``prev``, the tool's
+    (key, record) at the previous size of the family)."""
+    if tool in SLOW_TOOLS:
+        why = _slow_skip(nodes, prev, args)
+        if why:
+            return {"tool": tool, "status": "skipped", "error": why}
     t0 = time.perf_counter()
     status, recs, err = _spawn_json(_worker_cmd("--worker", tool, path, "--repeat", str(args.repeat)),
                                     args.timeout)
@@ -517,10 +525,32 @@ def _graph_one(tool, path, nodes, fam, size, timed_out, args) -> dict:
         rec["status"] = "ok"
     else:
         rec = {"tool": tool, "status": status if status != "ok" else "error", "error": err or "no output"}
-        if status == "timeout" and tool in SLOW_TOOLS:
-            timed_out[tool] = size
     rec["subprocess_s"] = time.perf_counter() - t0
+    rec["nodes"] = nodes
     return rec
+
+
+def _slow_skip(nodes, prev, args):
+    """Why a slow tool is skipped on a model of ``nodes`` nodes, or None.
+
+    Predicted time = the previous size's warm-up + timed wall times scaled linearly by the
+    node ratio (a lower bound for tools that are superlinear); skipped when it exceeds the
+    timeout, and after a timeout on a smaller size."""
+    if nodes > args.slow_tools_max_nodes:
+        return f">{args.slow_tools_max_nodes} nodes"
+    if prev is None:
+        return None
+    key, rec = prev
+    if rec["status"] == "timeout":
+        return f"timed out on {key}"
+    if rec["status"] != "ok":
+        return None
+    runs_s = (rec["warmup_wall_ms"] + sum(rec["wall_times_ms"])) / 1e3
+    predicted = runs_s * nodes / rec["nodes"]
+    if predicted > args.timeout:
+        return (f"predicted {predicted:.0f} s > {args.timeout:g} s timeout: "
+                f"{rec['wall_ms'] / 1e3:.1f} s per run on {key}, x{nodes / rec['nodes']:.1f} nodes")
+    return None
 
 
 def _describe(rec):
@@ -645,7 +675,11 @@ def _cell_status(rec):
     return rec["status"]
 
 
-def machine_lines(started, elapsed) -> list:
+def _loadavg() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+
+
+def machine_lines(data) -> list:
     import importlib.metadata as md
 
     vers = []
@@ -668,15 +702,14 @@ def machine_lines(started, elapsed) -> list:
             cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
     except OSError:
         pass
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     return [
         f"- Python {platform.python_version()} ({platform.python_implementation()}), {platform.platform()}",
-        f"- CPU: {cpu}, os.cpu_count() = {os.cpu_count()}; load average at the end {load} "
-        "(the machine is shared with other jobs)",
+        f"- CPU: {cpu}, os.cpu_count() = {os.cpu_count()}; load average (1, 5, 15 min) at the start "
+        f"{data['load_start']}, at the end {_loadavg()} (the machine is shared with other jobs)",
         "- " + ", ".join(vers),
         f"- smtshape commit {commit}",
-        f"- started {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(started))}; "
-        f"the whole run took {elapsed / 60:.1f} min",
+        f"- started {time.strftime('%Y-%m-%d %H:%M:%S %Z', time.localtime(data['started']))}; "
+        f"the whole run took {data['elapsed_s'] / 60:.1f} min",
     ]
 
 
@@ -689,7 +722,8 @@ def criteria_rows(data) -> list:
         r = g.get(key, {}).get("tools", {})
         q = _ratio(r.get("smtshape", {}).get("cpu_ms") if _ok(r.get("smtshape")) else None,
                    r.get("onnx", {}).get("cpu_ms") if _ok(r.get("onnx")) else None)
-        rows.append((f"{key}: smtshape / onnx, end to end, CPU", _x(q), "<= 2.0x", _verdict(q, 2.0)))
+        meas = _x(q) if key in g else "not measured"
+        rows.append((f"{key}: smtshape / onnx, end to end, CPU", meas, "<= 2.0x", _verdict(q, 2.0)))
     r = g.get("transformer_50000", {}).get("tools", {})
     if _ok(r.get("smtshape")) and _ok(r.get("onnx")):
         s, o = r["smtshape"], r["onnx"]
@@ -700,8 +734,9 @@ def criteria_rows(data) -> list:
     else:
         rows.append(("transformer_50000: peak RSS", "not measured", "<= onnx", "-"))
     lin = linearity(g)
-    rows.append((f"linear to {lin['largest'] // 1000 if lin['largest'] else '?'}k: "
-                 "(t(largest)/t(15k)) / node ratio, smtshape CPU", _fmt(lin["factor"], 2)
+    upto = f"to {lin['largest'] // 1000}k" if lin["factor"] is not None else "in nodes"
+    rows.append((f"linear {upto}: (t(largest transformer) / t(15k)) / node ratio, smtshape CPU",
+                 _fmt(lin["factor"], 2)
                  if lin["factor"] is not None else "not measured", f"<= {LINEAR_MAX}",
                  _verdict(lin["factor"], LINEAR_MAX)))
     cold = data.get("cold") or {}
@@ -771,7 +806,8 @@ def graphs_section(graphs, tools, args) -> list:
            "peak resident-set growth in MB over the warm-up and timed runs (imports excluded). Ratios: smtshape "
            "CPU time / the other tool's; `mem` = smtshape's peak growth / onnx's. "
            f"Timeout {args.timeout:g} s per (tool, model) subprocess; ort and osi run up to "
-           f"{args.slow_tools_max_nodes} nodes.", ""]
+           f"{args.slow_tools_max_nodes} nodes and where their time on the previous size, scaled by the node "
+           "ratio, stays within the timeout.", ""]
     head = ["model", "nodes"]
     for t in tools:
         head += [f"{t} ms", f"{t} MB"]
@@ -949,7 +985,7 @@ def report(data, args, argv) -> str:
            "U-Net-style CNN blocks, opset 17, symbolic batch / seq / H / W). What each figure measures is defined "
            "exactly in the docstring of `benchmarks/bench.py`.", "",
            "```", "python benchmarks/bench.py " + " ".join(argv), "```", "",
-           "Machine:", ""] + machine_lines(data["started"], data["elapsed_s"]) + [""]
+           "Machine:", ""] + machine_lines(data) + [""]
     out += ["## Issue 8 criteria", "", "| criterion | measured | target | verdict |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in criteria_rows(data)]
     out += ["", "Tools: " + "; ".join(f"`{t}` = {TOOL_LABEL[t]}" for t in tools) + ". Ratios are smtshape / "
@@ -1061,7 +1097,7 @@ def main(argv=None):
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
     started = time.time()
-    data = {"started": started, "argv": argv}
+    data = {"started": started, "argv": argv, "args": vars(args), "load_start": _loadavg()}
     if "graphs" in args.parts:
         data["graphs"] = run_graphs(args, log)
     if "cold" in args.parts:
