@@ -240,9 +240,12 @@ def test_dataless_int64_initializer():
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
     model = _model([helper.make_node("Identity", ["w"], ["y"]),
                     helper.make_node("Add", ["w", "w"], ["a"]),
-                    helper.make_node("Reshape", ["x", "w2"], ["r"])], ["y", "a", "r"],
-                   [declared("w", [BIG, BIG]), declared("w2", [3])], [x])
-    shapes = _check(model, {"y": (BIG, BIG), "a": (BIG, BIG)})
+                    helper.make_node("Reshape", ["x", "w2"], ["r"]),
+                    helper.make_node("Identity", ["ww"], ["yw"]),
+                    helper.make_node("Shape", ["ww"], ["sw"])], ["y", "a", "r", "yw", "sw"],
+                   # 2**62 * 4 elements: 0 in wrapped int64 arithmetic
+                   [declared("w", [BIG, BIG]), declared("w2", [3]), declared("ww", [2 ** 62, 4])], [x])
+    shapes = _check(model, {"y": (BIG, BIG), "a": (BIG, BIG), "yw": (2 ** 62, 4), "sw": (2,)})
     assert shapes["r"] is not None and len(shapes["r"]) == 3
 
 
@@ -484,15 +487,20 @@ def _op_case(draw):
 @given(case=st.composite(_op_case)())
 def test_small_graphs_match_onnxruntime(case):
     nodes, inits, must_be_static = case
-    nodes = nodes + [helper.make_node("Shape", ["y"], ["ys"]), helper.make_node("ConstantOfShape", ["ys"], ["z"])]
-    model = _model(nodes, ["y", "z"], inits)
+    nodes = nodes + [helper.make_node("Shape", ["y"], ["q_ys"]), helper.make_node("ConstantOfShape", ["q_ys"], ["z"]),
+                     helper.make_node("Size", ["y"], ["q_n"]), helper.make_node("Unsqueeze", ["q_n", "q_ax0"], ["q_n1"]),
+                     helper.make_node("Range", ["q_zero", "q_n", "q_one"], ["q_r"]),
+                     helper.make_node("Reshape", ["z", "q_n1"], ["zf"], allowzero=1)]
+    inits = inits + [_t("q_ax0", np.array([0], np.int64)), _t("q_zero", np.array(0, np.int64)),
+                     _t("q_one", np.array(1, np.int64))]
+    model = _model(nodes, ["y", "z", "q_r", "zf"], inits)
     try:
-        y, z = run_onnxruntime(model, {})
+        got_all = run_onnxruntime(model, {})
     except Exception:
         assume(False)        # a combination onnxruntime refuses: nothing to compare
         return
     shapes = smtshape.analyze(model).shapes()
-    for name, got in (("y", y), ("z", z)):
+    for name, got in zip(("y", "z", "q_r", "zf"), got_all):
         mine = None if shapes[name] is None else tuple(d.expr if d.is_static else d for d in shapes[name])
         assert mine is not None and len(mine) == got.ndim, (name, mine, got.shape)
         for k, (d, g) in enumerate(zip(mine, got.shape)):
