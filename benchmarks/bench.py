@@ -335,11 +335,19 @@ def graph_worker(tool: str, path: str, repeat: int) -> dict:
     mem = meter.read()
     import onnx                           # after the memory reading (smtshape may not need onnx)
 
-    cov = coverage(out, node_outputs_of(onnx.load(path, load_external_data=False)))
+    cov = _safe_coverage(coverage, out, node_outputs_of(onnx.load(path, load_external_data=False)))
     return {"tool": tool, "cpu_ms": _med_ms(cpu, warm_cpu), "wall_ms": _med_ms(wall, warm_wall),
             "cpu_times_ms": [x * 1e3 for x in cpu], "wall_times_ms": [x * 1e3 for x in wall],
             "warmup_cpu_ms": warm_cpu * 1e3, "warmup_wall_ms": warm_wall * 1e3, **mem,
             "versions": versions, "coverage": cov}
+
+
+def _safe_coverage(coverage, out, node_outputs) -> dict:
+    """coverage(out, node_outputs), or {"error": ...}: a failure there keeps the times."""
+    try:
+        return coverage(out, node_outputs)
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"[:200]}
 
 
 def _med_ms(xs, fallback):
@@ -450,7 +458,8 @@ def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
                     cpu.append(c)
                     wall.append(w)
             rec.update(cpu_ms=_med_ms(cpu, warm), wall_ms=_med_ms(wall, warm),
-                       cpu_times_ms=[x * 1e3 for x in cpu], coverage=coverage(out, outs))
+                       cpu_times_ms=[x * 1e3 for x in cpu])
+            rec["coverage"] = _safe_coverage(coverage, out, outs)
         except _RunTimeout:
             rec.update(status="timeout", error=f"a run took over {timeout:g} s")
         except Exception as e:                                   # a crash of the tool: recorded, go on
@@ -934,6 +943,9 @@ def resolved_section(data, tools) -> list:
                 out.append(f"| {key} | {_cell_status(s)} |" + " |" * 9)
                 continue
             c = s["coverage"]
+            if "error" in c:
+                out.append(f"| {key} | coverage failed: {c['error']} |" + " |" * 9)
+                continue
             frac = f"{(c['exact'] + c['upper_bound']) / c['dims']:.1%}" if c["dims"] else "-"
             out.append(f"| {key} | {c['dims']} | {c['exact']} | {c['upper_bound']} | {c['unknown']} | {frac} | "
                        f"{c['values_unknown_rank']} | {c.get('constraints')} | {c.get('z3_checks')} | "
@@ -947,8 +959,10 @@ def resolved_section(data, tools) -> list:
             cells = []
             for t in others:
                 rec = r.get(t)
-                if _ok(rec):
-                    c = rec["coverage"]
+                c = rec["coverage"] if _ok(rec) else {}
+                if "error" in c:
+                    cells.append(f"coverage failed: {c['error']}")
+                elif _ok(rec):
                     cells.append(f"{c['known']} / {c['dims']}, {c['values_no_shape']}")
                 else:
                     cells.append(_cell_status(rec))
@@ -961,16 +975,16 @@ def _corpus_cov_sum(tool_rec):
     """Coverage summed over the corpus models a tool ran (a pseudo record for resolved_section)."""
     if not tool_rec:
         return None
-    ms = [r for r in tool_rec.get("models", {}).values() if r["status"] == "ok"]
+    ms = [r for r in tool_rec.get("models", {}).values() if r["status"] == "ok" and "error" not in r["coverage"]]
     if not ms:
         return {"status": "error", "error": "no model ran"}
     tot = {}
     for r in ms:
         for k, v in r["coverage"].items():
-            if isinstance(v, bool) or v is None:
-                tot[k] = (tot.get(k, True) and v) if k == "consistent" else tot.get(k)
+            if isinstance(v, int) and not isinstance(v, bool):
+                tot[k] = (tot.get(k) or 0) + v
             else:
-                tot[k] = tot.get(k, 0) + v
+                tot.setdefault(k, None)
     if "consistent" in tot:
         n_cons = sum(1 for r in ms if r["coverage"].get("consistent") is True)
         tot["consistent"] = f"{n_cons}/{len(ms)} models"
