@@ -543,3 +543,16 @@ def test_large_constant_index_vectors():
     _check(_model([helper.make_node("Gather", ["e", "i"], ["y"], axis=0)], ["y"],
                   [_t("i", np.arange(n, dtype=np.int64))], [e]),
            {"y": (n, 4)}, limit=4 * 2 ** 20)
+
+
+def test_long_shape_vectors_are_not_expanded():
+    """A shape-like input (CenterCropPad's shape, Col2Im's image_shape) whose values are
+    unknown but whose length is huge is not expanded into one data symbol per element."""
+    n = 100_000
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 5])
+    s = helper.make_tensor_value_info("s", TensorProto.INT64, [n])
+    c = helper.make_tensor_value_info("c", TensorProto.FLOAT, [1, 4, 9])
+    shapes = _check(_model([helper.make_node("CenterCropPad", ["x", "s"], ["y"]),
+                            helper.make_node("Col2Im", ["c", "s", "b"], ["z"])], ["y", "z"],
+                           [_t("b", np.array([2, 2], np.int64))], [x, s, c]), {})
+    assert shapes["y"] is not None and len(shapes["y"]) == 2

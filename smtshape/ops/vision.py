@@ -29,6 +29,9 @@ def _rank_is(ctx, i, r, what):
     return s
 
 
+_MAX_VECTOR = 4096     # a shape vector longer than this has unknown elements and is not expanded
+
+
 def _vector(ctx, i, what, length=None):
     """The elements of 1-D input ``i``: a list (unknown elements are data symbols),
     or None when even the length is unknown."""
@@ -45,9 +48,9 @@ def _vector(ctx, i, what, length=None):
                 out.append(E.norm(x))
         return out
     n = s[0] if s is not None else length
-    if isinstance(n, int):
+    if isinstance(n, int) and n <= _MAX_VECTOR:
         return [ctx.unknown_dim(f"{what}_{k}") for k in range(n)]
-    return None
+    return None     # (a longer one is no rank: not that many data symbols)
 
 
 def _windows(ctx, sizes, kernel, rule):
