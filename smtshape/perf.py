@@ -31,4 +31,10 @@ def paused_gc():
         with _LOCK:
             _DEPTH[0] -= 1
             if _DEPTH[0] == 0 and _WAS[0]:
+                # the objects made during the pause go straight to the oldest generation
+                # (freeze, then unfreeze): the young-generation passes that would follow
+                # re-enabling would otherwise scan them all once more.  Nothing is leaked:
+                # the oldest generation is collected as usual.
+                gc.freeze()
+                gc.unfreeze()
                 gc.enable()

@@ -102,6 +102,8 @@ class _Watchdog:
         self._armed: dict[int, tuple[float, object]] = {}
         self._ids = itertools.count()
         self._thread = None
+        self._idle = True
+        self._wake_at = 0.0
 
     def arm(self, seconds: float, fn) -> int:
         with self._cv:
@@ -109,8 +111,10 @@ class _Watchdog:
                 self._thread = threading.Thread(target=self._run, name="smtshape-z3-watchdog", daemon=True)
                 self._thread.start()
             token = next(self._ids)
-            self._armed[token] = (time.monotonic() + seconds, fn)
-            self._cv.notify()
+            deadline = time.monotonic() + seconds
+            self._armed[token] = (deadline, fn)
+            if self._idle or deadline < self._wake_at:   # otherwise it wakes in time anyway:
+                self._cv.notify()                        # no thread switch per check
             return token
 
     def disarm(self, token: int):
@@ -121,8 +125,10 @@ class _Watchdog:
         with self._cv:
             while True:
                 if not self._armed:
+                    self._idle = True
                     self._cv.wait()
                     continue
+                self._idle = False
                 now = time.monotonic()
                 due = [t for t, (d, _) in self._armed.items() if d <= now]
                 for t in due:
@@ -132,10 +138,15 @@ class _Watchdog:
                     except Exception:  # pragma: no cover - a dead context
                         pass
                 if self._armed:
-                    self._cv.wait(max(0.0, min(d for d, _ in self._armed.values()) - now))
+                    self._wake_at = min(d for d, _ in self._armed.values())
+                    self._cv.wait(max(0.0, self._wake_at - now))
 
 
 _WATCHDOG = _Watchdog()
+
+# "every symbol is v" points tried as models of the live constraints (Store._witnesses):
+# 0 and a large value settle questions such as ``seq > 0`` or ``seq <= 128`` without Z3
+WITNESS_VALUES = (0, 1, 2, 1000)
 
 _INF = math.inf
 _ATOM_TYPES = (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise,
@@ -172,6 +183,8 @@ class Store:
         self.is_fork = False
         self.broken = False
         self._ctx: z3.Context | None = None
+        self._rl_index = None           # index of "rlimit count" in the solver's statistics
+        self._solver_rlimit: dict = {}  # id(solver) -> the rlimit it is set to
         self._terms: Z3Terms | None = None
         self._solver: z3.Solver | None = None
         self._base: list = []              # z3 formulas of the base, for rebuilding the solver
@@ -179,6 +192,11 @@ class Store:
         self._fed_elims: set = set()
         self._pending: list[Constraint] = []
         self._pending_elims: list = []
+        self._deferred: list = []          # joined the base by a witness point, not yet given to Z3
+        self._fact_lo: dict = {}           # symbol -> lower / upper bound stated by a base fact
+        self._fact_hi: dict = {}
+        self._pending_joined = False       # the last _sync brought constraints into the base
+        self._deferred_elims: list = []
         self._models: list = []            # models of the current base (witnesses)
         self._epoch = 0                    # bumps whenever the base grows
         self._cache: dict = {}
@@ -262,6 +280,9 @@ class Store:
         new._fed_syms, new._fed_elims = set(), set()
         new._huge_syms = set()
         new._pending, new._pending_elims, new._models = [], [], []
+        new._deferred, new._deferred_elims = [], []
+        new._interval_cache = {}
+        new._fact_lo, new._fact_hi = dict(self._fact_lo), dict(self._fact_hi)
         new._cache = {}
         new.z3_checks = new.z3_unknowns = 0
         return new
@@ -363,7 +384,12 @@ class Store:
             hi = _INF
             if info is not None and isinstance(info.upper, int):
                 hi = info.upper
-            return (-_INF if lo is None else lo, hi)
+            lo = -_INF if lo is None else lo
+            if self._fact_lo:
+                lo = max(lo, self._fact_lo.get(e, lo))
+            if self._fact_hi:
+                hi = min(hi, self._fact_hi.get(e, hi))
+            return (lo, hi)
         if isinstance(e, sympy.Add):
             lo, hi = 0, 0
             for a in e.args:
@@ -586,11 +612,36 @@ class Store:
             self._solver = self._new_solver()
             if self._base:
                 self._solver.add(*self._base)
+        if self._deferred or self._deferred_elims:
+            self._flush_deferred()
         return self._solver
+
+    def _flush_deferred(self):
+        """Give Z3 the constraints that joined the base through a witness point (``_sync``)."""
+        defs: list = []
+        for s in self._deferred_elims:
+            if s in self.subst:
+                self._feed_elim(s, defs)
+        self._deferred_elims = []
+        fs = []
+        for c in self._deferred:
+            if c.status != "residual":
+                continue
+            try:
+                fs.append(self._formula(c, defs))
+            except Untranslatable:
+                c.status = "undecided"      # Z3 cannot read it: never a fact for Z3, listed instead
+                self.undecided.append(c)
+        self._deferred = []
+        out = defs + fs
+        if out:
+            self._solver.add(*out)
+            self._base.extend(out)
 
     def _new_solver(self) -> z3.Solver:
         s = z3.Solver(ctx=self._ctx)
         s.set("rlimit", self.rlimit)
+        self._solver_rlimit = {id(s): self.rlimit}
         return s
 
     def _domain_formula(self, s):
@@ -643,11 +694,23 @@ class Store:
     def _sync(self) -> bool:
         """Bring the pending batch into the base under the consistency discipline.
         False when Z3 can give no answer (disabled, or the store is broken)."""
+        self._pending_joined = False
         if not self.z3_enabled or self.broken:
             return False
-        self._z3()
         if not self._pending and not self._pending_elims:
             return True
+        self._pending_joined = True
+        if self._witnesses():
+            # a point satisfies every live constraint, the batch included: the batch joins
+            # the base without a solver call; Z3 is given it when first needed (``_z3``)
+            self._deferred_elims.extend(self._pending_elims)
+            joined = [c for c in self._pending if c.status == "residual"]
+            self._deferred.extend(joined)
+            self._pending, self._pending_elims = [], []
+            self._note_bounds(joined)
+            self._grew()
+            return True
+        self._z3()
         defs: list = []
         for s in self._pending_elims:
             if s in self.subst:
@@ -675,11 +738,13 @@ class Store:
         if self._witness([c for c, _ in batch]):
             # a concrete assignment satisfies the base and the batch: sat, without Z3
             self._base.extend(fs)
+            self._note_bounds([c for c, _ in batch])
             self._grew()
             return True
         res = self._check()
         if res == z3.sat:
             self._base.extend(fs)
+            self._note_bounds([c for c, _ in batch])
             self._grew(self._solver.model())
             return True
         # unsat or unknown: rebuild from the base and bring the batch in piece by piece
@@ -724,8 +789,10 @@ class Store:
         syms: set = set()
         for r in rels:
             syms |= _rel_symbols(r)
-        for v in (1, 2):
+        for v in WITNESS_VALUES:
             env = self._point(syms, v)
+            if not self._in_domain(env, v):
+                continue
             memo: dict = {}
             try:
                 if all(_holds(r, env, self.definitions, memo) for r in rels):
@@ -734,6 +801,51 @@ class Store:
                 pass
         self._cache["witnesses"] = (out, key)
         return out
+
+    def _in_domain(self, env: dict, v: int) -> bool:
+        """Does "every symbol of ``env`` is ``v``" respect each symbol's domain?"""
+        if v >= 1:
+            return True
+        for name in env:
+            info = self.symbols.get(name)
+            lo = self.lower_bound(info.symbol) if info is not None else 0
+            if lo is not None and lo > v:
+                return False
+        return True
+
+    def _witness_points(self, syms) -> list:
+        """(value, env) of each witness, over ``syms``, that respects their domains."""
+        out = []
+        for v in self._witnesses():
+            env = self._point(syms, v)
+            if self._in_domain(env, v):
+                out.append((v, env))
+        return out
+
+    def _witnesses_disagree(self, cr) -> bool:
+        """Is ``cr`` true at one witness point and false at another?  The points satisfy
+        every live constraint (pending ones included), so then it is neither proven nor
+        refuted, and no solver call is needed to say so."""
+        pts = self._witness_points(_rel_symbols(cr))
+        if len(pts) < 2:
+            return False
+        seen = set()
+        for _, env in pts:
+            try:
+                seen.add(bool(_holds(cr, env, self.definitions)))
+            except Exception:
+                pass
+        return len(seen) == 2
+
+    def _not_static_at_witnesses(self, e) -> bool:
+        """Does ``e`` take two values at witness points (so it is not static)?"""
+        vals = set()
+        for _, env in self._witness_points(E.free_symbols(e)):
+            try:
+                vals.add(E.eval_int(e, env, self.definitions))
+            except Exception:
+                pass
+        return len(vals) > 1
 
     def _at_witness(self, e, v):
         return E.eval_int(e, self._point(E.free_symbols(e), v), self.definitions)
@@ -764,6 +876,7 @@ class Store:
         if res == z3.sat:
             self._solver.add(*fs)
             self._base.extend(fs)
+            self._note_bounds([c for c, _ in batch])
             return
         if len(batch) > 1:
             mid = len(batch) // 2
@@ -777,6 +890,41 @@ class Store:
             return
         c.status = "conflict"
         self._explain(c)
+
+    def _note_bounds(self, joined):
+        """Bounds of one symbol (``seq >= 1``, ``seq <= 128``) among constraints that just
+        joined the base: they tighten that symbol's interval.  Base facts are never
+        retracted, so intervals built on them stay true."""
+        changed = False
+        for c in joined:
+            r = self.canon_rel(c.relation)
+            if not isinstance(r, Rel) or r.op not in (">=", ">", "<=", "<"):
+                continue
+            d = E.sub(r.lhs, r.rhs)
+            if isinstance(d, int):
+                continue
+            k, rest = sympy.sympify(d).as_coeff_Add()
+            coef, sym = rest.as_coeff_Mul()
+            if not isinstance(sym, sympy.Symbol) or coef not in (1, -1) or not k.is_Integer:
+                continue
+            k, coef = int(k), int(coef)
+            # d = coef*sym + k  compared with 0
+            lo_d = {">=": 0, ">": 1}.get(r.op)
+            hi_d = {"<=": 0, "<": -1}.get(r.op)
+            if lo_d is not None:           # coef*sym >= lo_d - k
+                b = lo_d - k
+                lo, hi = (b, None) if coef == 1 else (None, -b)
+            else:                          # coef*sym <= hi_d - k
+                b = hi_d - k
+                lo, hi = (None, b) if coef == 1 else (-b, None)
+            if lo is not None and lo > self._fact_lo.get(sym, -_INF):
+                self._fact_lo[sym] = lo
+                changed = True
+            if hi is not None and hi < self._fact_hi.get(sym, _INF):
+                self._fact_hi[sym] = hi
+                changed = True
+        if changed:
+            self._interval_cache.clear()
 
     def _grew(self, model=None):
         self._epoch += 1
@@ -800,17 +948,16 @@ class Store:
         (Z3's own ``timeout`` is not a hard bound).  ``unknown`` is never a proof."""
         self.z3_checks += 1
         token = _WATCHDOG.arm(self.watchdog_s, self._ctx.interrupt)
-        limited = self._optional_now and self.optional_rlimit < self.rlimit
-        if limited:
-            self._solver.set("rlimit", self.optional_rlimit)
+        want = self.optional_rlimit if self._optional_now and self.optional_rlimit < self.rlimit else self.rlimit
+        if self._solver_rlimit.get(id(self._solver)) != want:     # setting a parameter costs: only on change
+            self._solver.set("rlimit", want)
+            self._solver_rlimit = {id(self._solver): want}
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
             res = z3.unknown
         finally:
             _WATCHDOG.disarm(token)
-            if limited:
-                self._solver.set("rlimit", self.rlimit)
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res
@@ -900,10 +1047,27 @@ class Store:
             self._models = []
 
     def _rlimit_used(self) -> int:
+        """Z3's resource counter of this store's solver (read through the C API: the
+        Python ``Statistics`` object walks every key, 50x slower)."""
         if self._solver is None:
             return 0
         try:
-            return int(self._solver.statistics().get_key_value("rlimit count"))
+            cref = self._ctx.ref()
+            st = z3.Z3_solver_get_statistics(cref, self._solver.solver)
+            z3.Z3_stats_inc_ref(cref, st)
+            try:
+                i = self._rl_index
+                n = z3.Z3_stats_size(cref, st)
+                if i is None or i >= n or z3.Z3_stats_get_key(cref, st, i) != "rlimit count":
+                    i = next((k for k in range(n) if z3.Z3_stats_get_key(cref, st, k) == "rlimit count"), None)
+                    self._rl_index = i
+                    if i is None:
+                        return 0
+                if z3.Z3_stats_is_uint(cref, st, i):
+                    return int(z3.Z3_stats_get_uint_value(cref, st, i))
+                return int(z3.Z3_stats_get_double_value(cref, st, i))
+            finally:
+                z3.Z3_stats_dec_ref(cref, st)
         except Exception:
             return 0
 
@@ -941,11 +1105,18 @@ class Store:
                 return hit[0]          # entailment is monotone: PROVEN / REFUTED stay true
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
+        if self._witnesses_disagree(cr):
+            return Verdict.UNKNOWN     # two models of every live constraint: true at one, false at the other
         if not self._spend(optional, _rel_symbols(cr)):
             return Verdict.UNKNOWN
         spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return Verdict.UNKNOWN
+        if self._pending_joined:
+            iv = self._interval_verdict(cr)     # facts that just joined may settle it
+            if iv is not None:
+                return iv
+        self._z3()
         spent0 = min(spent0, self._rlimit_used()) if optional else 0   # a rebuilt solver counts anew
         self._optional_now = optional
         try:
@@ -963,9 +1134,9 @@ class Store:
             return Verdict.UNKNOWN
         self._add_domains(out)
         can_prove = can_refute = True
-        for v in self._witnesses():
+        for _, env in self._witness_points(_rel_symbols(cr)):
             try:
-                if _holds(cr, self._point(_rel_symbols(cr), v), self.definitions):
+                if _holds(cr, env, self.definitions):
                     can_refute = False
                 else:
                     can_prove = False
@@ -1013,11 +1184,18 @@ class Store:
         hit = self._cache.get(key)
         if hit is not None and (hit[0] is not None or (hit[1] == self._epoch and not self._pending)):
             return hit[0]
+        if self._not_static_at_witnesses(e):
+            return None          # two models of every live constraint disagree: not static
         if not self._spend(optional, E.free_symbols(e)):
             return None
         spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return None
+        if self._pending_joined:
+            lo, hi = self.interval(e)
+            if lo == hi and not math.isinf(lo):
+                return int(lo)
+        self._z3()
         spent0 = min(spent0, self._rlimit_used()) if optional else 0
         self._optional_now = optional
         try:
@@ -1034,14 +1212,9 @@ class Store:
         except Untranslatable:
             return None
         self._add_domains(out)
-        ws = self._witnesses()
-        if len(ws) == 2:
-            try:
-                if self._at_witness(e, ws[0]) != self._at_witness(e, ws[1]):
-                    self._cache[key] = (None, self._epoch)
-                    return None          # two models disagree: not static
-            except Exception:
-                pass
+        if self._not_static_at_witnesses(e):
+            self._cache[key] = (None, self._epoch)
+            return None          # two models disagree: not static
         model = self._base_model()
         val = None
         if model is not None:

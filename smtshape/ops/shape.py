@@ -205,7 +205,10 @@ def _numel_relation(ctx, a_dims, b_dims):
     (ca, fa), (cb, fb) = a, b
     common = fa & fb
     g = math.gcd(ca, cb)
-    rel = eq(_build(ca // g, fa - common), _build(cb // g, fb - common))
+    lhs, rhs = _build(ca // g, fa - common), _build(cb // g, fb - common)
+    rel = eq(lhs, rhs)
+    if lhs == rhs:
+        return rel          # the same factors on both sides: true whatever the common ones are
     zero = [eq(E.norm(f), 0) for f in common if not ctx.proven(gt(E.norm(f), 0))]
     return any_of(*zero, rel) if zero else rel
 
