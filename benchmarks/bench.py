@@ -38,7 +38,8 @@ every measurement runs in a fresh subprocess, one at a time:
    uses the growth.  ``ru_maxrss`` is not used: Linux keeps it across
    fork + exec, so a worker would inherit the parent's peak.
    A worker is killed after ``--timeout`` seconds (default 120) and shown as
-   ``timeout``.  ort and osi (minutes on big graphs) are ``skipped`` above
+   ``timeout``; one that fails is rerun ``--retries`` times (default 1: the
+   tree may be edited while the benchmark runs) and noted under the table.  ort and osi (minutes on big graphs) are ``skipped`` above
    ``--slow-tools-max-nodes`` (default 50000), after a timeout on a smaller
    model of the family, and where their wall time on the previous size of the
    family (warm-up + timed runs), scaled linearly by the node ratio, predicts
@@ -526,16 +527,20 @@ def _graph_one(tool, path, nodes, prev, args) -> dict:
         why = _slow_skip(nodes, prev, args)
         if why:
             return {"tool": tool, "status": "skipped", "error": why}
-    t0 = time.perf_counter()
-    status, recs, err = _spawn_json(_worker_cmd("--worker", tool, path, "--repeat", str(args.repeat)),
-                                    args.timeout)
-    if status == "ok" and recs:
-        rec = recs[-1]
-        rec["status"] = "ok"
-    else:
-        rec = {"tool": tool, "status": status if status != "ok" else "error", "error": err or "no output"}
-    rec["subprocess_s"] = time.perf_counter() - t0
-    rec["nodes"] = nodes
+    for attempt in range(1 + args.retries):
+        t0 = time.perf_counter()
+        status, recs, err = _spawn_json(_worker_cmd("--worker", tool, path, "--repeat", str(args.repeat)),
+                                        args.timeout)
+        if status == "ok" and recs:
+            rec = recs[-1]
+            rec["status"] = "ok"
+        else:
+            rec = {"tool": tool, "status": status if status != "ok" else "error", "error": err or "no output"}
+        rec["subprocess_s"] = time.perf_counter() - t0
+        rec["nodes"] = nodes
+        rec["attempts"] = attempt + 1
+        if rec["status"] != "error":
+            break
     return rec
 
 
@@ -848,6 +853,10 @@ def graphs_section(graphs, tools, args) -> list:
         cells = [key] + [_fmt(r[t]["wall_ms"]) if _ok(r.get(t)) else "-" for t in tools]
         cells += [_fmt(r[t]["peak_abs_mb"]) if _ok(r.get(t)) else "-" for t in tools]
         out.append("| " + " | ".join(cells) + " |")
+    retried = [f"{key} {t} ({r['attempts']} attempts, {r['status']})" for key, row in graphs.items()
+               for t, r in row["tools"].items() if r.get("attempts", 1) > 1]
+    if retried:
+        out += ["", "Rerun after a failure: " + ", ".join(retried) + "."]
     lin = linearity(graphs)
     if lin["points"]:
         pts = ", ".join(f"{n // 1000 if n >= 1000 else n}{'k' if n >= 1000 else ''}: "
@@ -1067,6 +1076,8 @@ def parse_args(argv):
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per (tool, model) in parts graphs and corpus")
     ap.add_argument("--timeout", type=float, default=120.0,
                     help="seconds per graphs subprocess, per cold process, per single corpus run")
+    ap.add_argument("--retries", type=int, default=1,
+                    help="reruns of a graphs worker that failed (not timed out); the report says so")
     ap.add_argument("--slow-tools-max-nodes", type=int, default=50000, help="ort and osi skipped above this")
     ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
     ap.add_argument("--cold-models", default=COLD_MODELS, help="model stems in --corpus for part cold")
