@@ -857,6 +857,10 @@ def graphs_section(graphs, tools, args) -> list:
                for t, r in row["tools"].items() if r.get("attempts", 1) > 1]
     if retried:
         out += ["", "Rerun after a failure: " + ", ".join(retried) + "."]
+    failed = [f"{key} {t}: {r['status']}, {r.get('error', '')}" for key, row in graphs.items()
+              for t, r in row["tools"].items() if r["status"] in ("error", "timeout")]
+    if failed:
+        out += ["", "Failures: " + "; ".join(f.replace("|", "\\|") for f in failed) + "."]
     lin = linearity(graphs)
     if lin["points"]:
         pts = ", ".join(f"{n // 1000 if n >= 1000 else n}{'k' if n >= 1000 else ''}: "
