@@ -556,4 +556,3 @@ def test_long_shape_vectors_are_not_expanded():
                             helper.make_node("Col2Im", ["c", "s", "b"], ["z"])], ["y", "z"],
                            [_t("b", np.array([2, 2], np.int64))], [x, s, c]), {})
     assert shapes["y"] is not None and len(shapes["y"]) == 2
-
