@@ -25,8 +25,9 @@ rule depended on anything else (``Context.cacheable`` false):
   retracted, so they need no asking again);
 * it followed the graph upstream (index bounds from a producing Range), noted an
   assumption, warned, failed, or found a conflict;
-* a node with a subgraph, a tensor attribute or an attribute reference, a sequence
-  input, a model-local function call, or an onnx_ir node (no stored attributes).
+* a node with a subgraph, a tensor attribute over 256 bytes or an attribute reference,
+  a sequence input, a model-local function call, or an onnx_ir node (no stored
+  attributes).
 
 A rule that read a constant's elements (``ctx.const``) is replayed only for the
 very same constant tensors.
@@ -68,8 +69,8 @@ class RuleCache:
         if proto.attribute:
             parts = []
             for a in proto.attribute:
-                if a.type in _NO_CACHE_ATTRS or a.ref_attr_name:
-                    return None
+                if a.ref_attr_name or (a.type in _NO_CACHE_ATTRS and not (a.type == 4 and a.ByteSize() <= 256)):
+                    return None      # (a small tensor attribute, a Constant's, is part of the key)
                 parts.append(a.SerializeToString())
             attrs = tuple(parts)
         canon = ctx.store.canon
