@@ -1,7 +1,5 @@
 """``python -m smtshape``: the same command line as the ``smtshape`` script."""
-import sys
-
-from .cli import main
+from .cli import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -103,10 +103,10 @@ def check_annotations(engine, policy: str):
     facts_of: dict = {}    # relation text -> (value name, axis, declared, inferred) for explanations
     anns = engine.annotations
     if policy == "skip":      # the walk collected nothing: read the declarations now, for findings only
-        import onnx_ir as ir
+        from .irtypes import is_container
         anns = {v: v.shape for v in list(engine.values) if getattr(v, "shape", None) is not None
                 and getattr(v, "name", None) and v.producer() is not None
-                and not isinstance(v.type, (ir.SequenceType, ir.OptionalType))}
+                and not is_container(v.type)}
     for o, ann in anns.items():
         t = engine.values.get(o)
         node = o.producer()

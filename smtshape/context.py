@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
-import onnx_ir as ir
+from . import irtypes as ir
 import sympy
 
 from . import expr as E

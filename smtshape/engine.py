@@ -8,16 +8,15 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
-import onnx
-import onnx_ir as ir
-
+from . import irtypes as ir
 from . import registry
 from .constraints import Provenance, eq
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
-from .reader import node_proto, read_model
+from .reader import node_proto, proto_module, read_model
 from .errors import BadInput, RuleError
 from .store import Store
 from .cache import RuleCache
@@ -44,9 +43,9 @@ def load_model(model):
     An onnx_ir.Model is analyzed as it is; anything else is read by ``reader``
     (lean objects over the protobuf, see reader.py)."""
     base_dir = ""
-    if isinstance(model, ir.Model):
-        return model
-    if isinstance(model, onnx.ModelProto):
+    if "onnx_ir" in sys.modules and isinstance(model, sys.modules["onnx_ir"].Model):
+        return model          # (without onnx_ir imported, nobody holds one of its models)
+    if isinstance(model, proto_module().ModelProto):
         proto = model
     elif isinstance(model, (bytes, bytearray)):
         proto = _parse_proto(bytes(model), "<bytes>")
@@ -72,10 +71,10 @@ def load_model(model):
     return read_model(proto, base_dir)
 
 
-def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
+def _parse_proto(data: bytes, where: str):
     if not data:
         raise BadInput(f"{where} is empty, not an ONNX model")
-    proto = onnx.ModelProto()
+    proto = proto_module().ModelProto()
     try:
         proto.ParseFromString(data)
     except Exception:
@@ -86,7 +85,7 @@ def _parse_proto(data: bytes, where: str) -> onnx.ModelProto:
 
 
 class Engine:
-    def __init__(self, model: ir.Model, store: Store, rules=None):
+    def __init__(self, model, store: Store, rules=None):
         self.model = model
         self.store = store
         self.rules = rules if rules is not None else registry.DEFAULT
@@ -148,7 +147,7 @@ class Engine:
         for v in graph.inputs:
             if v.name in inits:
                 continue  # IR < 4: initializers listed as inputs are constants here
-            if isinstance(v.type, (ir.SequenceType, ir.OptionalType)):
+            if ir.is_container(v.type):
                 from .ops.sequence import declare_input   # sequence / optional inputs
                 self.values[v] = declare_input(self, v)
                 continue
@@ -190,7 +189,7 @@ class Engine:
         for node in order:
             if self.policy != "skip":
                 for o in node.outputs:
-                    if o.shape is not None and o.name and not isinstance(o.type, (ir.SequenceType, ir.OptionalType)):
+                    if o.shape is not None and o.name and not ir.is_container(o.type):
                         self.annotations[o] = o.shape
             self.run_node(node)
             if self.policy == "override":
@@ -311,6 +310,7 @@ def onnx_node_fallback(ctx: Context):
     With any symbolic (or unknown) input dim, the outputs keep the rank ONNX
     gives and every dim is UNKNOWN (a data symbol): ONNX's own inference writes
     wrong sizes over symbolic inputs (Attention's head size as 0, for one)."""
+    import onnx
     from onnx import helper, shape_inference
 
     node = ctx.node

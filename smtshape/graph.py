@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import deque
 
-import onnx_ir as ir
+from . import irtypes as ir
 
 from .errors import BadInput
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import struct as _struct
 import weakref as _weakref
 
-import onnx_ir as ir
+from . import irtypes as ir
 
 from .errors import BadInput
 
@@ -41,6 +41,12 @@ _A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_GRAPH = 1, 2, 3, 4, 5
 _A_FLOATS, _A_INTS, _A_STRINGS, _A_TENSORS, _A_GRAPHS = 6, 7, 8, 9, 10
 _A_SPARSE, _A_SPARSES, _A_TYPE, _A_TYPES = 11, 12, 13, 14
 _SUBGRAPH = (_A_GRAPH, _A_GRAPHS)
+# TensorProto.data_type -> numpy type name and the typed field that holds it (Tensor.numpy)
+_NP_TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
+             10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+_TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 4: "int32_data", 5: "int32_data",
+                6: "int32_data", 7: "int64_data", 9: "int32_data", 11: "double_data", 12: "uint64_data",
+                13: "uint64_data"}
 # TensorProto.data_type -> struct format of the integer types decoded without numpy
 _INT_FORMATS = {7: "q", 6: "i", 5: "h", 4: "H", 3: "b", 2: "B", 12: "I", 13: "Q", 9: "?"}
 
@@ -166,9 +172,27 @@ class Tensor:
         return n
 
     def numpy(self):
-        """The elements as a numpy array (external data read from ``base_dir``)."""
-        from onnx import numpy_helper
-        return numpy_helper.to_array(self._proto, self.base_dir)
+        """The elements as a numpy array (external data read from ``base_dir``).
+
+        The common numeric types stored in the file are decoded here; the others
+        (external data, strings, 8-bit and 4-bit floats, ...) by onnx's numpy_helper."""
+        import numpy as np
+        p = self._proto
+        np_type = _NP_TYPES.get(p.data_type)
+        if np_type is None or p.data_location == 1:
+            from onnx import numpy_helper
+            return numpy_helper.to_array(p, self.base_dir)
+        n = self.size
+        if p.raw_data:
+            arr = np.frombuffer(p.raw_data, dtype=np.dtype(np_type).newbyteorder("<")).astype(np_type)
+        elif p.data_type == 10:     # float16: the bits, widened into int32_data
+            arr = np.array(p.int32_data, dtype=np.uint16).view(np.float16)
+        else:
+            field = _TYPED_FIELD[p.data_type]
+            arr = np.array(getattr(p, field), dtype=np.int64 if field == "int32_data" else None).astype(np_type)
+        if arr.size != n:
+            raise ValueError(f"tensor '{self.name}' declares {n} elements and holds {arr.size}")
+        return arr.reshape(self.shape)
 
     def tobytes(self) -> bytes:
         return self.numpy().tobytes()
@@ -506,11 +530,40 @@ def read_model(proto, base_dir: str = "") -> Model:
     return Model(proto, base_dir)
 
 
+def proto_module():
+    """The generated protobuf module of ONNX (``onnx.onnx_ml_pb2``).
+
+    When onnx is not imported yet, its generated file is loaded on its own, without
+    running ``onnx/__init__`` (numpy, the checker, the reference evaluator ...: most
+    of a cold start).  The message classes are the same objects either way (protobuf
+    keeps one class per descriptor), so ``onnx.ModelProto`` instances are accepted
+    and returned as usual."""
+    import sys
+    mod = sys.modules.get("onnx.onnx_ml_pb2") or sys.modules.get(_PB2)
+    if mod is not None:
+        return mod
+    if "onnx" not in sys.modules:
+        import importlib.util
+        import os
+        spec = importlib.util.find_spec("onnx")
+        path = os.path.join(os.path.dirname(spec.origin), "onnx_ml_pb2.py") if spec and spec.origin else ""
+        if os.path.exists(path):
+            s = importlib.util.spec_from_file_location(_PB2, path)
+            mod = importlib.util.module_from_spec(s)
+            s.loader.exec_module(mod)
+            sys.modules[_PB2] = mod
+            return mod
+    import onnx.onnx_ml_pb2 as mod
+    return mod
+
+
+_PB2 = "smtshape._onnx_ml_pb2"
+
+
 def to_proto(model):
     """A ModelProto for ``model`` (a copy: the caller may modify it)."""
-    import onnx
     if isinstance(model, Model):
-        out = onnx.ModelProto()
+        out = proto_module().ModelProto()
         out.CopyFrom(model.proto)
         return out
     return ir.serde.serialize_model(model)
@@ -520,8 +573,7 @@ def node_proto(node):
     """A NodeProto of ``node``: a copy the caller may modify (the model is never changed)."""
     p = getattr(node, "proto", None)
     if p is not None and not callable(p):
-        import onnx
-        out = onnx.NodeProto()
+        out = proto_module().NodeProto()
         out.CopyFrom(p)
         return out
     return ir.serde.serialize_node(node)

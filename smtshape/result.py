@@ -3,11 +3,10 @@ from __future__ import annotations
 
 import os
 
-import onnx
-import onnx_ir as ir
 import sympy
 
 from . import expr as E
+from . import irtypes as ir
 from .constraints import Conflict, Relation, eq, ge, le
 from .dim import Dim, Exactness
 from .errors import BadInput
@@ -449,6 +448,7 @@ class Result:
         the others inline, so the output loads from any folder.  The input model
         and its data files are never written to.
         """
+        import onnx
         path = os.fspath(path)
         src = getattr(self, "source_path", None)
         if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
@@ -492,6 +492,7 @@ class Result:
         _write_external(proto, tensors, path, data_path, location, size_threshold)
 
     def _value_info(self, name):
+        import onnx
         v, t = self._lookup(name)
         if t.seq is not None or isinstance(getattr(v, "type", None), (ir.SequenceType, ir.OptionalType)):
             return None   # not a tensor: a tensor value_info would retype it
@@ -574,6 +575,7 @@ def _as_sympy(rel):
 
 def _all_initializers(graph):
     """Every initializer TensorProto of a graph and of its subgraphs."""
+    import onnx
     yield from graph.initializer
     for node in graph.node:
         for a in node.attribute:
@@ -587,6 +589,7 @@ def _all_initializers(graph):
 def _inline_external(tensors, base: str, bases=None) -> set:
     """Read each external tensor's bytes (relative to ``bases[name]`` or ``base``)
     into raw_data; returns the data files read."""
+    import onnx
     files = set()
     for t in tensors:
         info = {kv.key: kv.value for kv in t.external_data}
@@ -610,6 +613,7 @@ def _inline_external(tensors, base: str, bases=None) -> set:
 def _write_external(proto, tensors, path: str, data_path: str, location: str, threshold: int):
     """Move the raw data of tensors >= threshold bytes into ``data_path`` (written
     to a temporary file, then renamed), then write the model atomically."""
+    import onnx
     import tempfile
     folder = os.path.dirname(data_path) or "."
     fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".data.tmp", dir=folder)

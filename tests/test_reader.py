@@ -130,3 +130,27 @@ def test_sequence_input_keeps_the_element_shape():
     v = read_model(m).graph.inputs[0]
     assert isinstance(v.type, ir.SequenceType)
     assert [getattr(d, "value", d) for d in v.shape] == ["N", 3]
+
+
+_ALL_NP = {**_NP, T.FLOAT: np.float32, T.DOUBLE: np.float64, T.FLOAT16: np.float16}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(_ALL_NP)), st.lists(st.integers(-2 ** 63, 2 ** 64 - 1), min_size=1, max_size=12),
+       st.booleans())
+def test_tensor_numpy_decodes_like_numpy_helper(code, xs, raw):
+    """Tensor.numpy (numeric types stored in the file) equals onnx.numpy_helper's reading."""
+    if code in (T.FLOAT, T.DOUBLE, T.FLOAT16):
+        arr = np.array([(x % 100003) / 7.0 for x in xs], dtype=_ALL_NP[code])
+        vals = arr.tobytes() if raw else (arr.view(np.uint16).tolist() if code == T.FLOAT16 else arr.tolist())
+    else:
+        info = np.iinfo(_ALL_NP[code]) if code != T.BOOL else None
+        arr = np.array([(x % 2 == 0) if info is None else info.min + x % (int(info.max) - int(info.min) + 1)
+                        for x in xs], dtype=_ALL_NP[code])
+        vals = arr.tobytes() if raw else arr.tolist()
+    t = helper.make_tensor("t", code, [len(xs)], vals, raw=raw)
+    m = _model([], [], [helper.make_tensor_value_info("t", code, None)], [t])
+    got = read_model(m).graph.initializers["t"].const_value.numpy()
+    want = numpy_helper.to_array(t)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert np.array_equal(got, want, equal_nan=True)

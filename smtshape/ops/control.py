@@ -14,7 +14,7 @@ kept only where that is sound (see ``_if_merge`` and ``_loop``).
 from __future__ import annotations
 
 
-import onnx_ir as ir
+from .. import irtypes as ir
 import sympy
 
 from .. import expr as E

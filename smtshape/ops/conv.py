@@ -21,7 +21,7 @@ pb + pe`` the padded input):
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..constraints import eq, ge

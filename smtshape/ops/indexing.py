@@ -9,7 +9,7 @@ UPPER_BOUND unless the store proves them equal to an input expression.
 from __future__ import annotations
 
 import numpy as np
-import onnx_ir as ir
+from .. import irtypes as ir
 import sympy
 
 from .. import expr as E

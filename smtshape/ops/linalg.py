@@ -6,7 +6,7 @@ letters equal) and computes the output from them.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from ..constraints import any_of, eq
 from ..printing import show

@@ -10,7 +10,7 @@ words) are data symbols with the upper bound the op's semantics give.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..printing import show

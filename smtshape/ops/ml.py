@@ -11,7 +11,7 @@ rule follows onnxruntime and says so.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..context import SeqInfo

@@ -7,7 +7,7 @@ Each output 0 has X's shape; the rules emit the relations between X's channel
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..constraints import eq

@@ -16,7 +16,7 @@ onnxruntime at opsets 10, 13, 19, 21 and 23.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..constraints import any_of, eq

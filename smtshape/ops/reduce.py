@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..registry import register

@@ -15,7 +15,7 @@ content it holds when present.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 import sympy
 
 from .. import expr as E

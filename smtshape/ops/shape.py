@@ -16,7 +16,7 @@ import math
 from collections import Counter
 
 import numpy as np
-import onnx_ir as ir
+from .. import irtypes as ir
 import sympy
 
 from .. import expr as E

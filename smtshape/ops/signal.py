@@ -7,7 +7,7 @@ known the dim is a data symbol, never a guess.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from .. import irtypes as ir
 
 from .. import expr as E
 from ..constraints import any_of, eq, ge, gt

@@ -2,7 +2,7 @@
 small checks (1-D parameter lengths, same-shape inputs) that emit constraints."""
 from __future__ import annotations
 
-import onnx_ir as ir
+from ... import irtypes as ir
 
 from ...printing import show
 from ..common import unify

@@ -9,7 +9,7 @@ the spec.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from ... import irtypes as ir
 
 from ... import expr as E
 from ...constraints import eq

@@ -9,7 +9,7 @@ GroupNorm / SkipGroupNorm have CUDA kernels only and follow the spec.
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from ... import irtypes as ir
 
 from ... import expr as E
 from ...constraints import any_of, eq, le

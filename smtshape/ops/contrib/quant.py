@@ -10,7 +10,7 @@ no values propagate: quantized tensors hold requantized numbers).
 """
 from __future__ import annotations
 
-import onnx_ir as ir
+from ... import irtypes as ir
 
 from ... import expr as E
 from ...constraints import any_of, eq
