@@ -510,15 +510,10 @@ def test_small_graphs_match_onnxruntime(case):
                 assert not must_be_static, (name, k, mine, got.shape)
 
 
-# ------------------------------------------------------------------ known, in smtshape/ops/shape.py
-# Found by this file; the fixes belong to smtshape/ops/shape.py (see each reason).  Strict:
-# once fixed these pass, and the marker must go.
+# ------------------------------------------------------------------ index vectors in smtshape/ops/shape.py
+# Slice's element indices, Gather's picked values and any constant read as a Python list
+# are built only when small (found by this file; fixed in shape.py).
 
-_SHAPE_PY = "smtshape/ops/shape.py "
-
-
-@pytest.mark.xfail(strict=True, reason=_SHAPE_PY + "_slice builds idx[a] = list(range(b0, b1, sp)) for every "
-                   "static axis, even when the input has no known value (arr is None)")
 def test_slice_of_long_static_axis():
     n = 200_000
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [n])
@@ -527,16 +522,12 @@ def test_slice_of_long_static_axis():
            {"y": (n - 1,)}, limit=4 * 2 ** 20)
 
 
-@pytest.mark.xfail(strict=True, reason=_SHAPE_PY + "gather: np.take over the object array runs before the "
-                   "output's element count is checked against MAX_VALUE_ELEMENTS")
 def test_gather_value_output_too_large():
     _check(_model([helper.make_node("Gather", ["d", "i"], ["y"], axis=0)], ["y"],
                   [_t("d", np.arange(2048, dtype=np.int64).reshape(1, 2048)), _t("i", np.zeros(2048, np.int64))]),
            {"y": (2048, 2048)}, limit=16 * 2 ** 20)
 
 
-@pytest.mark.xfail(strict=True, reason=_SHAPE_PY + "_ints_of reads any constant into a Python list (Gather's "
-                   "indices even when the data has no value; Slice's starts / ends)")
 def test_large_constant_index_vectors():
     n = 200_000
     e = helper.make_tensor_value_info("e", TensorProto.FLOAT, [n, 4])

@@ -120,6 +120,10 @@ def _ints_of(ctx, i, what: str):
     """All elements of input ``i`` as Python ints, None when any is unknown/symbolic."""
     v = ctx.value(i)
     if v is None:
+        t = ctx.input(i)
+        if t is None or t.shape is None or not all(isinstance(d, int) for d in t.shape) \
+                or math.prod(t.shape) > MAX_VALUE_ELEMENTS:
+            return None         # never read a large constant into a Python list
         c = ctx.const(i)
         if c is not None and c.dtype.kind in "iu":
             return [int(x) for x in c.reshape(-1)]
@@ -914,7 +918,9 @@ def _slice(ctx, starts, ends, axes, steps):
         ctx.fail("Slice starts, ends, axes and steps must have the same length")
     axes = norm_axes(ctx, axes, r)
     out = list(s)
-    idx = [slice(None)] * r
+    t0 = ctx.input(0)
+    # element indices only when the elements are known (a small value): never for a long axis
+    idx = [slice(None)] * r if t0 is not None and t0.value is not None else None
     for a, st, en, sp in zip(axes, starts, ends, steps):
         if sp is None or not isinstance(sp, int):
             out[a] = ctx.data_symbol("slice_len", s[a], f"Slice axis {a} step is read at run time")
@@ -929,7 +935,7 @@ def _slice(ctx, starts, ends, axes, steps):
         if idx is not None and isinstance(s[a], int) and isinstance(st, int) and isinstance(en, int):
             b0 = _slice_index(ctx, st, s[a], 0 if sp > 0 else 0, s[a] if sp > 0 else s[a] - 1)
             b1 = _slice_index(ctx, en, s[a], 0 if sp > 0 else -1, s[a] if sp > 0 else s[a] - 1)
-            idx[a] = list(range(b0, b1, sp))
+            idx[a] = range(b0, b1, sp)
         else:
             idx = None
     arr = _obj_array(ctx, 0)
@@ -937,8 +943,8 @@ def _slice(ctx, starts, ends, axes, steps):
     if arr is not None and idx is not None:
         sel = arr
         for k, ix in enumerate(idx):
-            if isinstance(ix, list):
-                sel = np.take(sel, ix, axis=k)
+            if isinstance(ix, range):
+                sel = np.take(sel, list(ix), axis=k)
         value = _flat(sel)
     ctx.set_output(0, out, dtype, value=value)
 
@@ -1048,7 +1054,7 @@ def gather(ctx):
     ind = _ints_of(ctx, 1, "indices")
     if ind is not None and isinstance(ds[ax], int) and not bad:
         n = ds[ax]
-        if arr is not None and all(isinstance(d, int) for d in isx):
+        if arr is not None and all(isinstance(d, int) for d in out) and math.prod(out) <= MAX_VALUE_ELEMENTS:
             picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind], dtype=np.int64).reshape(isx),
                              axis=ax)
             value = _flat(picked)
