@@ -279,8 +279,8 @@ def _settled(t) -> bool:
     """Nothing left for constant folding to add: a constant or fully known integer value."""
     if t is None:
         return False
-    if t.const is not None:
-        return True
+    if t.const is not None or t.tensor is not None:
+        return True       # a constant (its array read on demand)
     return t.value is not None and t.shape is not None and all(isinstance(v, (int, bool)) for v in t.value)
 
 

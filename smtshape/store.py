@@ -44,6 +44,7 @@ import itertools
 import math
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import sympy
@@ -144,9 +145,35 @@ class _Watchdog:
 
 _WATCHDOG = _Watchdog()
 
+
+class _ContextPool:
+    """Z3 contexts of stores that are gone, for the next store to use (making one costs
+    about 1.5 ms, more than a typical model's questions).  A context serves one store
+    at a time: taken when a store first needs Z3, given back when that store is freed
+    (its solver and terms go with it); at most a few are kept."""
+
+    def __init__(self, keep: int = 4):
+        self._free: list = []
+        self._lock = threading.Lock()
+        self._keep = keep
+
+    def take(self):
+        with self._lock:
+            if self._free:
+                return self._free.pop()
+        return z3.Context()
+
+    def give_back(self, ctx):
+        with self._lock:
+            if len(self._free) < self._keep:
+                self._free.append(ctx)
+
+
+_CONTEXTS = _ContextPool()
+
 # "every symbol is v" points tried as models of the live constraints (Store._witnesses):
 # 0 and a large value settle questions such as ``seq > 0`` or ``seq <= 128`` without Z3
-WITNESS_VALUES = (0, 1, 2, 1000)
+WITNESS_VALUES = (0, 1, 2, 3, 64, 1000, 1024)
 
 _INF = math.inf
 _ATOM_TYPES = (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise,
@@ -607,7 +634,8 @@ class Store:
     def _z3(self):
         if self._solver is None:
             if self._ctx is None:
-                self._ctx = z3.Context()
+                self._ctx = _CONTEXTS.take()
+                weakref.finalize(self, _CONTEXTS.give_back, self._ctx)
                 self._terms = Z3Terms(self._ctx)
             self._solver = self._new_solver()
             if self._base:
@@ -905,7 +933,24 @@ class Store:
                 continue
             k, rest = sympy.sympify(d).as_coeff_Add()
             coef, sym = rest.as_coeff_Mul()
-            if not isinstance(sym, sympy.Symbol) or coef not in (1, -1) or not k.is_Integer:
+            if not k.is_Integer or not coef.is_Integer:
+                continue
+            if isinstance(sym, (sympy.Mul, sympy.Pow)) and int(coef) > 0:
+                # c * x * y * ... >= b >= 1 with every factor a non-negative symbol: each is >= 1
+                b = {">=": 0, ">": 1}.get(r.op)
+                if b is not None and b - int(k) >= 1:
+                    for f in sympy.Mul.make_args(sym):
+                        base = f.base if isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0 else f
+                        if not isinstance(base, sympy.Symbol) or (self.lower_bound(base) or -1) < 0:
+                            break
+                    else:
+                        for f in sympy.Mul.make_args(sym):
+                            base = f.base if isinstance(f, sympy.Pow) else f
+                            if self._fact_lo.get(base, -_INF) < 1:
+                                self._fact_lo[base] = 1
+                                changed = True
+                continue
+            if not isinstance(sym, sympy.Symbol) or coef not in (1, -1):
                 continue
             k, coef = int(k), int(coef)
             # d = coef*sym + k  compared with 0

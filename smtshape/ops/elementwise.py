@@ -476,7 +476,10 @@ def unary(ctx):
     shape = ctx.shape(0)
     dtype = BOOL if ctx.op_type in _BOOL_OUT else ctx.dtype(0)
     fn = _UNARY_VALUE.get(ctx.op_type)
-    val = bcast_values(ctx, [0], fn, shape, dtype) if fn is not None else None
+    if ctx.op_type == "Identity":
+        val = ctx.value(0)        # the same elements: nothing to compute
+    else:
+        val = bcast_values(ctx, [0], fn, shape, dtype) if fn is not None else None
     const = tensor = None
     if ctx.op_type == "Identity":
         # the same constant, still unread: Identity of a weight must not materialize it

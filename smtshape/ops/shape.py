@@ -403,10 +403,20 @@ def _range_len(ctx, start, limit, delta):
 
 # ================================================================ Reshape
 
+def _multiple_of(d, t) -> bool:
+    """Is ``d`` syntactically ``t`` times an integer expression (so ``t == 0`` forces ``d == 0``)?"""
+    if isinstance(t, int) or isinstance(d, int):
+        return isinstance(t, int) and isinstance(d, int) and (d == 0 or (t != 0 and d % t == 0))
+    ft, fd = _factorize([t]), _factorize([d])
+    if ft is None or fd is None or ft[0] == 0:
+        return False
+    return all(fd[1][f] >= k for f, k in ft[1].items()) and fd[0] % ft[0] == 0
+
+
 def _copy_dim(ctx, t, d):
     """The output dim for a symbolic target element ``t`` at an axis whose input dim is ``d``
     (``allowzero == 0``: a runtime 0 copies ``d``)."""
-    if t == d or ctx.proven(any_of(ne(t, 0), eq(d, 0))):
+    if t == d or _multiple_of(d, t) or ctx.proven(any_of(ne(t, 0), eq(d, 0))):
         return t
     return E.norm(sympy.Piecewise((E.to_sympy(d), sympy.Eq(E.to_sympy(t), 0)), (E.to_sympy(t), True)))
 
@@ -487,8 +497,9 @@ def _infer_dim(ctx, in_shape, others, axis, allowzero=False):
             if d == 0:
                 ctx.fail(f"Reshape infers axis {axis} (-1) but another target dim is 0")
             continue
-        if not allowzero and not ctx.proven(gt(d, 0)):
+        if not allowzero and ctx.store.interval(d)[0] < 1:
             # (allowzero=1: onnxruntime's kernel runs a runtime 0 next to -1, e.g. [0, 16, -1, 16])
+            # stated whether or not it already follows (a duplicate is absorbed as such): no question
             ctx.require(gt(d, 0), "reshape.infer_nonzero",
                         f"Reshape infers axis {axis} (-1) from the other target dims, so {_s(d)} is non-zero")
     q = exact_div_products(in_shape, others)
