@@ -997,12 +997,17 @@ class Store:
         if self._solver_rlimit.get(id(self._solver)) != want:     # setting a parameter costs: only on change
             self._solver.set("rlimit", want)
             self._solver_rlimit = {id(self._solver): want}
+        before = self._rlimit_used() if self._optional_now else 0
         try:
             res = self._solver.check(*assumptions)
         except z3.Z3Exception:
             res = z3.unknown
         finally:
             _WATCHDOG.disarm(token)
+        if self._optional_now:
+            # what this check cost, read around it: Z3's counter is its context's, and a
+            # context may have served other stores before (the pool)
+            self.optional_budget -= max(0, self._rlimit_used() - before)
         if res == z3.unknown:
             self.z3_unknowns += 1
         return res
@@ -1154,7 +1159,6 @@ class Store:
             return Verdict.UNKNOWN     # two models of every live constraint: true at one, false at the other
         if not self._spend(optional, _rel_symbols(cr)):
             return Verdict.UNKNOWN
-        spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return Verdict.UNKNOWN
         if self._pending_joined:
@@ -1162,14 +1166,13 @@ class Store:
             if iv is not None:
                 return iv
         self._z3()
-        spent0 = min(spent0, self._rlimit_used()) if optional else 0   # a rebuilt solver counts anew
         self._optional_now = optional
         try:
-            return self._decide_z3(cr, optional, spent0)
+            return self._decide_z3(cr, optional)
         finally:
             self._optional_now = False
 
-    def _decide_z3(self, cr, optional, spent0) -> Verdict:
+    def _decide_z3(self, cr, optional) -> Verdict:
         try:
             out: list = []
             f = self._terms.relation(cr)
@@ -1210,8 +1213,6 @@ class Store:
                 self._models.append(self._solver.model())
         if len(self._models) > 8:
             del self._models[1:-4]
-        if optional:
-            self.optional_budget -= self._rlimit_used() - spent0
         self._cache[cr] = (verdict, self._epoch)
         return verdict
 
@@ -1233,7 +1234,6 @@ class Store:
             return None          # two models of every live constraint disagree: not static
         if not self._spend(optional, E.free_symbols(e)):
             return None
-        spent0 = self._rlimit_used() if optional else 0
         if not self._sync():
             return None
         if self._pending_joined:
@@ -1241,14 +1241,13 @@ class Store:
             if lo == hi and not math.isinf(lo):
                 return int(lo)
         self._z3()
-        spent0 = min(spent0, self._rlimit_used()) if optional else 0
         self._optional_now = optional
         try:
-            return self._static_z3(e, key, optional, spent0)
+            return self._static_z3(e, key, optional)
         finally:
             self._optional_now = False
 
-    def _static_z3(self, e, key, optional, spent0):
+    def _static_z3(self, e, key, optional):
         try:
             out: list = []
             t = self._terms.term(e)
@@ -1268,8 +1267,6 @@ class Store:
             if z3.is_int_value(cand):
                 if self._check(t != cand) == z3.unsat:
                     val = cand.as_long()
-        if optional:
-            self.optional_budget -= self._rlimit_used() - spent0
         self._cache[key] = (val, self._epoch)
         return val
 

@@ -136,3 +136,37 @@ def test_conflict_names_the_values_involved():
     (c,) = st.conflicts
     assert c.values["k"] == "768"
     assert "where k = 768" in c.explain()
+
+
+def test_a_reused_z3_context_answers_like_a_fresh_one():
+    """Z3 contexts of freed stores are reused (store._CONTEXTS); Z3's resource counter is the
+    context's, so a store must count its optional budget per check, never from the
+    counter's absolute value (a used context once spent every store's budget at once)."""
+    import gc
+
+    from smtshape import store as S
+
+    def questions():
+        st = Store(Domain())
+        a, b = (st.declare(n, "input", P()) for n in ("a", "b"))
+        st.add(le(a, 100), P())
+        verdicts = []
+        for k in range(1, 30):
+            st.add(ge(a * b + k, 0), P())        # keeps the base growing: no cached answer
+            verdicts.append(st.decide(ge(a * a, b * k), optional=True))
+        return verdicts, st.z3_checks, st.optional_budget
+
+    fresh = questions()
+    # burn a context: a hard nonlinear question, then free its store into the pool
+    st = Store(Domain(), rlimit=3_000_000)
+    p, q = st.declare("p", "input", P()), st.declare("q", "input", P())
+    st.add(eq(p * p, 2 * q * q), P())
+    st.add(ge(q, 1), P())
+    st.check()
+    assert st._rlimit_used() > 1_000_000
+    del st
+    gc.collect()
+    assert S._CONTEXTS._free, "the freed store's context went back to the pool"
+    reused = questions()
+    assert reused[0] == fresh[0] and reused[1] == fresh[1]
+    assert abs(reused[2] - fresh[2]) < 200_000
