@@ -547,3 +547,23 @@ def test_long_shape_vectors_are_not_expanded():
                             helper.make_node("Col2Im", ["c", "s", "b"], ["z"])], ["y", "z"],
                            [_t("b", np.array([2, 2], np.int64))], [x, s, c]), {})
     assert shapes["y"] is not None and len(shapes["y"]) == 2
+
+
+def test_a_long_shape_vector_of_unknown_values_is_not_one_symbol_per_element():
+    """A 1-D shape input (Reshape / Expand / ConstantOfShape target) longer than any rank,
+    values unknown, gives an output of unknown rank, not thousands of data symbols; the
+    same for Unsqueeze axes of unknown values."""
+    n = 5000
+    t = helper.make_tensor_value_info("t", TensorProto.INT64, [n])
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Reshape", ["x", "t"], ["r"]),
+             helper.make_node("Expand", ["x", "t"], ["e"]),
+             helper.make_node("ConstantOfShape", ["t"], ["c"]),
+             helper.make_node("Unsqueeze", ["x", "t"], ["u"])]
+    g = helper.make_graph(nodes, "g", [x, t], [helper.make_tensor_value_info(o, TensorProto.FLOAT, None)
+                                               for o in ("r", "e", "c", "u")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = smtshape.analyze(m)
+    for name in ("r", "e", "c", "u"):
+        assert res.shape(name) is None, name
+    assert len(res.store.symbols) < 50

@@ -137,7 +137,8 @@ def _vector_len(ctx, i):
     """Static length of the 1-D input ``i`` or None."""
     s = ctx.shape(i)
     if s is not None and len(s) == 1 and isinstance(s[0], int):
-        return s[0]
+        # longer than any rank: unknown (not one data symbol per element)
+        return s[0] if s[0] <= MAX_VALUE_ELEMENTS else None
     if s is not None and len(s) == 0:
         return 1
     return None
@@ -686,7 +687,7 @@ def _unsqueeze(ctx, axes):
     value = t0.value if t0 is not None else None
     if s is not None and axes is None and ctx.num_inputs > 1:
         rs = ctx.shape(1)
-        if rs is not None and len(rs) == 1 and isinstance(rs[0], int) and rs[0] >= 1:
+        if rs is not None and len(rs) == 1 and isinstance(rs[0], int) and 1 <= rs[0] <= 64:
             ctx.set_output(0, _unsqueeze_unknown_axes(ctx, s, rs[0]), ctx.dtype(0), value=value)
             return
     if s is None or axes is None:
