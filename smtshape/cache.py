@@ -34,7 +34,6 @@ very same constant tensors.
 """
 from __future__ import annotations
 
-from .context import TensorInfo
 from .store import Verdict
 
 _NO_CACHE_ATTRS = frozenset((4, 5, 9, 10, 11, 12))   # tensor(s), graph(s), sparse tensor(s)
@@ -69,9 +68,14 @@ class RuleCache:
         if proto.attribute:
             parts = []
             for a in proto.attribute:
-                if a.ref_attr_name or (a.type in _NO_CACHE_ATTRS and not (a.type == 4 and a.ByteSize() <= 256)):
-                    return None      # (a small tensor attribute, a Constant's, is part of the key)
-                parts.append(a.SerializeToString())
+                if a.ref_attr_name:
+                    return None
+                if a.type in _NO_CACHE_ATTRS:
+                    if a.type != 4 or a.ByteSize() > 256:
+                        return None
+                    parts.append(_tensor_key(a))   # a small tensor (a Constant's): its content
+                else:
+                    parts.append(a.SerializeToString())
             attrs = tuple(parts)
         canon = ctx.store.canon
         ins = []
@@ -109,8 +113,8 @@ class RuleCache:
         self.hits += 1
         outs = ctx.outputs
         for i, t in e.outputs:
-            values[outs[i]] = TensorInfo(t.shape, t.dtype, t.value, t.const, t.tensor, t.seq)
-            ctx.outputs_set.add(i)
+            values[outs[i]] = t      # shared: a TensorInfo is never changed once set (but for the
+            ctx.outputs_set.add(i)   # array of a constant, decoded on first use: the same for all)
         for rel, rule, msg in e.requires:
             ctx.require(rel, rule, msg)
         return True
@@ -122,6 +126,14 @@ class RuleCache:
         stored = tuple((i, values[outs[i]]) for i in sorted(ctx.outputs_set))
         consts = _const_ids(ctx, values) if ctx.const_read else None
         self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns))
+
+
+def _tensor_key(a) -> tuple:
+    """A tensor attribute by content: its name (different in every Constant) left out."""
+    t = a.t
+    return (a.name, t.data_type, tuple(t.dims), t.raw_data, tuple(t.int64_data), tuple(t.int32_data),
+            tuple(t.float_data), tuple(t.double_data), tuple(t.uint64_data), tuple(t.string_data),
+            t.data_location, len(t.external_data))
 
 
 def _const_ids(ctx, values: dict) -> tuple:

@@ -391,6 +391,23 @@ class Store:
         return frozenset(out)
 
     # ------------------------------------------------------------ intervals
+    def _ordered_minmax(self, e):
+        """``e`` with each Min / Max whose arguments the intervals order replaced by the
+        smaller / larger one (``min(128, seq)`` is ``seq`` once ``seq <= 128`` is a fact)."""
+        def pick(x):
+            args = [E.norm(a) for a in x.args]
+            if len(args) != 2:
+                return x
+            (alo, ahi), (blo, bhi) = self.interval(args[0]), self.interval(args[1])
+            small, large = (args[0], args[1]) if ahi <= blo else (args[1], args[0]) if bhi <= alo else (None, None)
+            if small is None:
+                return x
+            return E.to_sympy(small if isinstance(x, sympy.Min) else large)
+        try:
+            return E.norm(e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), pick))
+        except Exception:
+            return e
+
     def interval(self, e) -> tuple:
         """(lo, hi) with +-inf for unbounded; from the domain and declared upper bounds only."""
         if isinstance(e, int):
@@ -464,6 +481,8 @@ class Store:
     def _interval_verdict(self, r) -> Verdict | None:
         if isinstance(r, Rel):
             d = E.sub(r.lhs, r.rhs)
+            if not isinstance(d, int) and d.has(sympy.Min, sympy.Max):
+                d = self._ordered_minmax(d)
             lo, hi = self.interval(d)
             op = r.op
             if op in (">=", "<=", ">", "<"):
