@@ -125,7 +125,7 @@ class RuleCache:
         outs = ctx.outputs
         stored = tuple((i, values[outs[i]]) for i in sorted(ctx.outputs_set))
         consts = _const_ids(ctx, values) if ctx.const_read else None
-        self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns))
+        self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
 
 
 def _tensor_key(a) -> tuple:

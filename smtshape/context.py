@@ -67,6 +67,9 @@ class SeqInfo:
 
 
 class Context:
+    __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "name", "outputs_set", "inputs",
+                 "outputs", "recorded", "cacheable", "const_read", "unknowns")
+
     def __init__(self, engine, node: ir.Node, opset: int | None):
         self.engine = engine
         self.store: Store = engine.store
@@ -82,7 +85,7 @@ class Context:
         self.recorded: list | None = None   # (relation, rule id, message) of each ``require``
         self.cacheable = True               # False: the result depends on more than the cache key
         self.const_read = False             # the rule read a constant's elements (``const``)
-        self.unknowns: list = []            # questions ``decide`` answered UNKNOWN
+        self.unknowns: list | None = None   # questions ``decide`` answered UNKNOWN
 
     # ------------------------------------------------------------ inputs
     @property
@@ -274,6 +277,8 @@ class Context:
         symbol or a term it states exactly): sound, and linear in the graph."""
         v = self.store.decide(relation, optional=True)
         if v is Verdict.UNKNOWN and self.recorded is not None:
+            if self.unknowns is None:
+                self.unknowns = []
             self.unknowns.append(relation)    # a replay asks again (cache.py): it may be decided later
         return v
 

@@ -16,7 +16,7 @@ from . import registry
 from .constraints import Provenance, eq
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
-from .reader import node_proto, proto_module, read_model
+from .reader import Model, node_proto, proto_module, read_model
 from .errors import BadInput, RuleError
 from .store import Store
 from .cache import RuleCache
@@ -105,6 +105,7 @@ class Engine:
         self.assumption_notes = 0
         self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
         self._cache_store = store     # the cache holds results derived in this store only
+        self._lean = isinstance(model, Model)
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
 
@@ -198,7 +199,7 @@ class Engine:
             self.node_index += 1
 
     def run_node(self, node):
-        for v in node.inputs:
+        for v in () if self._lean else node.inputs:     # (the reader refuses dangling reads itself)
             if v is not None and v not in self.values and v.producer() is None:
                 raise BadInput(f"malformed model: {node.op_type} node '{node.name or node.op_type}' reads "
                                f"'{v.name}', which no node produces and which is neither a graph input "
