@@ -666,24 +666,30 @@ class Store:
             self._flush_deferred()
         return self._solver
 
-    def _flush_deferred(self):
-        """Give Z3 the constraints that joined the base through a witness point (``_sync``)."""
+    def _translate(self, elims, constraints):
+        """(definitions, [(constraint, formula)]): the Z3 form of eliminations and of the
+        residual constraints among ``constraints``; one Z3 cannot read is set aside as
+        undecided (never a fact for Z3) and listed."""
         defs: list = []
-        for s in self._deferred_elims:
+        for s in elims:
             if s in self.subst:
                 self._feed_elim(s, defs)
-        self._deferred_elims = []
-        fs = []
-        for c in self._deferred:
+        batch = []
+        for c in constraints:
             if c.status != "residual":
                 continue
             try:
-                fs.append(self._formula(c, defs))
+                batch.append((c, self._formula(c, defs)))
             except Untranslatable:
-                c.status = "undecided"      # Z3 cannot read it: never a fact for Z3, listed instead
+                c.status = "undecided"
                 self.undecided.append(c)
-        self._deferred = []
-        out = defs + fs
+        return defs, batch
+
+    def _flush_deferred(self):
+        """Give Z3 the constraints that joined the base through a witness point (``_sync``)."""
+        defs, batch = self._translate(self._deferred_elims, self._deferred)
+        self._deferred_elims, self._deferred = [], []
+        out = defs + [f for _, f in batch]
         if out:
             self._solver.add(*out)
             self._base.extend(out)
@@ -761,21 +767,8 @@ class Store:
             self._grew()
             return True
         self._z3()
-        defs: list = []
-        for s in self._pending_elims:
-            if s in self.subst:
-                self._feed_elim(s, defs)
-        self._pending_elims = []
-        batch = []
-        for c in self._pending:
-            if c.status != "residual":
-                continue
-            try:
-                batch.append((c, self._formula(c, defs)))
-            except Untranslatable:
-                c.status = "undecided"      # Z3 cannot read it: never a fact, listed instead
-                self.undecided.append(c)
-        self._pending = []
+        defs, batch = self._translate(self._pending_elims, self._pending)
+        self._pending_elims, self._pending = [], []
         if defs:
             self._solver.add(*defs)
             self._base.extend(defs)
