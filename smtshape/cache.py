@@ -34,6 +34,7 @@ very same constant tensors.
 """
 from __future__ import annotations
 
+from .context import canon_shape
 from .store import Verdict
 
 _NO_CACHE_ATTRS = frozenset((4, 5, 9, 10, 11, 12))   # tensor(s), graph(s), sparse tensor(s)
@@ -77,7 +78,7 @@ class RuleCache:
                 else:
                     parts.append(a.SerializeToString())
             attrs = tuple(parts)
-        canon = ctx.store.canon
+        store = ctx.store
         ins = []
         for v in ctx.inputs:
             if v is None:
@@ -88,7 +89,7 @@ class RuleCache:
                 return None
             shape = t.shape
             if shape is not None:
-                shape = tuple([d if d.__class__ is int else canon(d) for d in shape])
+                shape = canon_shape(store, t)
             val = t.value
             if val is not None:
                 val = ctx.value_of(t)

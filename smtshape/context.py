@@ -15,7 +15,7 @@ unknown); it is how Shape -> Gather -> Concat -> Reshape chains resolve.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -46,6 +46,8 @@ class TensorInfo:
     const: np.ndarray | None = None     # the full constant, when the value is an initializer/Constant
     tensor: Any = None                  # an onnx_ir tensor, converted to ``const`` on first use
     seq: "SeqInfo | None" = None        # a sequence / optional value (then shape and dtype are None)
+    # (store.canon_epoch, canonical shape): ``Context.shape``'s memo, valid while no elimination
+    canon: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -111,8 +113,7 @@ class Context:
         t = self.input(i)
         if t is None or t.shape is None:
             return None
-        canon = self.store.canon
-        return tuple(canon(d) for d in t.shape)
+        return canon_shape(self.store, t)
 
     def rank(self, i: int) -> int | None:
         t = self.input(i)
@@ -223,10 +224,12 @@ class Context:
                                 f"a dim of {self.op_type} that the analysis cannot compute")
 
     def require(self, relation: Relation, rule: str, message: str):
-        if self.recorded is not None:
-            self.recorded.append((relation, rule, message))
         n = len(self.store.conflicts)
         c = self.store.add(relation, self.provenance(rule, message))
+        if self.recorded is not None and c.status != "trivial":
+            # (trivially true in canonical form: still so at a replay, whose inputs are the
+            # same canonical dims, after any later substitution; a replay need not restate it)
+            self.recorded.append((relation, rule, message))
         if c.status == "conflict" and len(self.store.conflicts) > n:
             self._name_upstream(self.store.conflicts[-1], relation)
         return c
@@ -300,6 +303,19 @@ class Context:
 
     def fail(self, message: str):
         raise RuleError(message)
+
+
+def canon_shape(store, t: TensorInfo) -> tuple:
+    """``t.shape`` with every dim canonical in ``store``, memoized on ``t`` until the
+    store's next elimination (``Store.canon_epoch``)."""
+    m = t.canon
+    epoch = store.canon_epoch
+    if m is not None and m[0] == epoch:
+        return m[1]
+    canon = store.canon
+    out = tuple([d if d.__class__ is int else canon(d) for d in t.shape])
+    t.canon = (epoch, out)
+    return out
 
 
 def element_kind(v) -> str:

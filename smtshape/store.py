@@ -144,6 +144,7 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+_CANON_EPOCHS = itertools.count(1)
 
 
 class _ContextPool:
@@ -211,6 +212,9 @@ class Store:
         self.broken = False
         self._ctx: z3.Context | None = None
         self._rl_index = None           # index of "rlimit count" in the solver's statistics
+        # changes whenever a canonical form may change (an elimination); unique across all
+        # stores and forks, so a canonical form cached with it is never taken for another's
+        self.canon_epoch = next(_CANON_EPOCHS)
         self._solver_rlimit: dict = {}  # id(solver) -> the rlimit it is set to
         self._terms: Z3Terms | None = None
         self._solver: z3.Solver | None = None
@@ -302,6 +306,7 @@ class Store:
         new._residual_seen = dict(self._residual_seen)
         new.z3_enabled = False
         new.is_fork = True
+        new.canon_epoch = next(_CANON_EPOCHS)
         new._ctx = new._terms = new._solver = None
         new._base = []
         new._fed_syms, new._fed_elims = set(), set()
@@ -534,6 +539,10 @@ class Store:
             cr = relation          # two numbers (a static model's checks): nothing to canonicalize
         else:
             cr = self.canon_rel(relation)
+            first = self._residual_seen.get(cr)
+            if first is not None and first.status == "residual":
+                c.status = "duplicate"      # the same canonical fact is already in the store
+                return c
         v = cr.const_value()
         if v is True:
             c.status = "trivial"
@@ -607,6 +616,7 @@ class Store:
         return True
 
     def _eliminate(self, s, value, reason: frozenset):
+        self.canon_epoch = next(_CANON_EPOCHS)
         self.subst[s] = value
         self.reasons[s] = reason
         if isinstance(s, sympy.Symbol):
@@ -627,6 +637,7 @@ class Store:
         if key not in self.subst:
             return
         value = self.subst.pop(key)
+        self.canon_epoch = next(_CANON_EPOCHS)
         reason = self.reasons.pop(key, frozenset())
         for x in E.free_symbols(key):
             ks = self._compound_keys.get(x)
