@@ -8,10 +8,15 @@ key of a node is
     (domain, op, opset, attributes as stored in the file, which outputs exist,
      per input: canonical shape, dtype, canonical known elements, whether it is a constant)
 
-and an entry holds what the rule did: each output's TensorInfo and each
-``ctx.require`` (relation, rule id, message).  Replaying sets the same outputs
-and states the same requirements again with the *new* node's provenance, so
-explanations, findings and conflicts name every node as if the rule had run.
+(a Constant's small tensor by its content, its name left out) and an entry holds
+what the rule did: each output's TensorInfo (shared, never changed once set) and
+each ``ctx.require`` (relation, rule id, message) that was not trivially true in
+canonical form.  Replaying sets the same outputs and states the same
+requirements again with the *new* node's provenance, so explanations, findings
+and conflicts name every node as if the rule had run.  (A requirement trivially
+true in canonical form stays so for inputs with the same canonical dims, after
+any later substitution: a replay does not restate it, and no output lists a
+trivial constraint anyway.)
 
 Why a hit is sound: the rule's outputs are a function of the key and of store
 facts, and store facts are never retracted (store.py), so what was derived from
