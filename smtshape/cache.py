@@ -134,12 +134,19 @@ class RuleCache:
         self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
 
 
+_TYPED_FIELD = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data",
+                8: "string_data", 14: "float_data", 15: "double_data"}     # the others: int32_data
+
+
 def _tensor_key(a) -> tuple:
-    """A tensor attribute by content: its name (different in every Constant) left out."""
+    """A tensor attribute by content: its name (different in every Constant) left out.
+    (The elements are in ``raw_data`` or in the one typed field of the tensor's type.)"""
     t = a.t
-    return (a.name, t.data_type, tuple(t.dims), t.raw_data, tuple(t.int64_data), tuple(t.int32_data),
-            tuple(t.float_data), tuple(t.double_data), tuple(t.uint64_data), tuple(t.string_data),
-            t.data_location, len(t.external_data))
+    if t.data_location == 1:     # external data: where it is
+        return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
+    raw = t.raw_data
+    payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
+    return (a.name, t.data_type, tuple(t.dims), bool(raw), payload)
 
 
 def _const_ids(ctx, values: dict) -> tuple:

@@ -154,3 +154,24 @@ def test_tensor_numpy_decodes_like_numpy_helper(code, xs, raw):
     want = numpy_helper.to_array(t)
     assert got.dtype == want.dtype and got.shape == want.shape
     assert np.array_equal(got, want, equal_nan=True)
+
+
+def test_constants_replayed_from_the_cache_keep_their_own_elements():
+    """Constant nodes are cached by content: equal contents share a result, different
+    ones (same dims and type, raw or typed fields) never do."""
+    def const(name, arr, raw):
+        t = numpy_helper.from_array(arr, name + "_t")
+        if not raw:
+            t = helper.make_tensor(name + "_t", T.INT64, arr.shape, arr.tolist())
+        return helper.make_node("Constant", [], [name], value=t)
+    nodes = [const("a", np.array([2, 3], np.int64), True), const("b", np.array([2, 3], np.int64), False),
+             const("c", np.array([3, 2], np.int64), True), const("d", np.array([3, 2], np.int64), False),
+             const("e", np.array([2, 3], np.int64), True)]
+    for n in "abcde":
+        nodes.append(helper.make_node("Reshape", ["x", n], ["r" + n]))
+    m = _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, [6])],
+               [helper.make_tensor_value_info("r" + n, T.FLOAT, None) for n in "abcde"])
+    res = smtshape.analyze(m)
+    got = {n: [d.expr for d in res.shape("r" + n)] for n in "abcde"}
+    assert got == {"a": [2, 3], "b": [2, 3], "c": [3, 2], "d": [3, 2], "e": [2, 3]}
+    assert res.engine.cache.hits >= 2
