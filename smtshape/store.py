@@ -227,6 +227,7 @@ class Store:
         self._fact_lo: dict = {}           # symbol -> lower / upper bound stated by a base fact
         self._fact_hi: dict = {}
         self._pending_joined = False       # the last _sync brought constraints into the base
+        self._wit_state = None             # (canon_epoch, constraints checked, witness values) (_witnesses)
         self._deferred_elims: list = []
         self._models: list = []            # models of the current base (witnesses)
         self._epoch = 0                    # bumps whenever the base grows
@@ -314,6 +315,7 @@ class Store:
         new._pending, new._pending_elims, new._models = [], [], []
         new._deferred, new._deferred_elims = [], []
         new._interval_cache = {}
+        new._wit_state = None
         new._fact_lo, new._fact_hi = dict(self._fact_lo), dict(self._fact_hi)
         new._cache = {}
         new.z3_checks = new.z3_unknowns = 0
@@ -824,10 +826,17 @@ class Store:
         definitions) satisfies every constraint the store holds.  Each one is a
         model: a proof of satisfiability, and a counterexample to any claim false
         there.  Failing to find one proves nothing."""
-        key = (self._epoch, len(self.constraints), len(self.subst))
-        hit = self._cache.get("witnesses")
-        if hit is not None and hit[1] == key:
-            return hit[0]
+        n = len(self.constraints)
+        state = self._wit_state
+        if state is not None and state[0] == self.canon_epoch:
+            # no elimination since: only the constraints added since can remove a witness
+            _, checked, out = state
+            if checked == n or not out:
+                return out
+            rels = [self.canon_rel(c.relation) for c in self.constraints[checked:] if c.status == "residual"]
+            out = [v for v in out if self._holds_at(rels, v)]
+            self._wit_state = (self.canon_epoch, n, out)
+            return out
         rels = [self.canon_rel(c.relation) for c in self.constraints if c.status == "residual"]
         # eliminated atoms: a symbol keeps its domain through its value; an opaque
         # term's definition must hold at the point too
@@ -839,22 +848,23 @@ class Store:
             else:
                 rels.append(eq(E.norm(k.func(*[E.to_sympy(self.canon(E.norm(a))) for a in k.args])),
                                self.canon(v)))
-        out = []
+        out = [v for v in WITNESS_VALUES if self._holds_at(rels, v)]
+        self._wit_state = (self.canon_epoch, n, out)
+        return out
+
+    def _holds_at(self, rels, v) -> bool:
+        """Do all ``rels`` hold at "every symbol is ``v``" (within the symbols' domains)?"""
         syms: set = set()
         for r in rels:
             syms |= _rel_symbols(r)
-        for v in WITNESS_VALUES:
-            env = self._point(syms, v)
-            if not self._in_domain(env, v):
-                continue
-            memo: dict = {}
-            try:
-                if all(_holds(r, env, self.definitions, memo) for r in rels):
-                    out.append(v)
-            except Exception:
-                pass
-        self._cache["witnesses"] = (out, key)
-        return out
+        env = self._point(syms, v)
+        if not self._in_domain(env, v):
+            return False
+        memo: dict = {}
+        try:
+            return all(_holds(r, env, self.definitions, memo) for r in rels)
+        except Exception:
+            return False
 
     def _in_domain(self, env: dict, v: int) -> bool:
         """Does "every symbol of ``env`` is ``v``" respect each symbol's domain?"""
