@@ -886,20 +886,17 @@ class Store:
                 out.append((v, env))
         return out
 
-    def _witnesses_disagree(self, cr) -> bool:
-        """Is ``cr`` true at one witness point and false at another?  The points satisfy
-        every live constraint (pending ones included), so then it is neither proven nor
-        refuted, and no solver call is needed to say so."""
-        pts = self._witness_points(_rel_symbols(cr))
-        if len(pts) < 2:
-            return False
+    def _witness_truths(self, cr) -> set:
+        """The truth values of ``cr`` at the witness points.  The points satisfy every live
+        constraint (pending ones included): {True, False} means neither proven nor
+        refuted, with no solver call; {True} rules out refuting it, {False} proving it."""
         seen = set()
-        for _, env in pts:
+        for _, env in self._witness_points(_rel_symbols(cr)):
             try:
                 seen.add(bool(_holds(cr, env, self.definitions)))
             except Exception:
                 pass
-        return len(seen) == 2
+        return seen
 
     def _not_static_at_witnesses(self, e) -> bool:
         """Does ``e`` take two values at witness points (so it is not static)?"""
@@ -910,9 +907,6 @@ class Store:
             except Exception:
                 pass
         return len(vals) > 1
-
-    def _at_witness(self, e, v):
-        return E.eval_int(e, self._point(E.free_symbols(e), v), self.definitions)
 
     def _point(self, syms, v) -> dict:
         """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
@@ -1191,7 +1185,8 @@ class Store:
                 return hit[0]          # entailment is monotone: PROVEN / REFUTED stay true
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
-        if self._witnesses_disagree(cr):
+        seen = self._witness_truths(cr)
+        if len(seen) == 2:
             return Verdict.UNKNOWN     # two models of every live constraint: true at one, false at the other
         if not self._spend(optional, _rel_symbols(cr)):
             return Verdict.UNKNOWN
@@ -1204,11 +1199,11 @@ class Store:
         self._z3()
         self._optional_now = optional
         try:
-            return self._decide_z3(cr, optional)
+            return self._decide_z3(cr, optional, seen)
         finally:
             self._optional_now = False
 
-    def _decide_z3(self, cr, optional) -> Verdict:
+    def _decide_z3(self, cr, optional, seen: set) -> Verdict:
         try:
             out: list = []
             f = self._terms.relation(cr)
@@ -1217,15 +1212,7 @@ class Store:
         except Untranslatable:
             return Verdict.UNKNOWN
         self._add_domains(out)
-        can_prove = can_refute = True
-        for _, env in self._witness_points(_rel_symbols(cr)):
-            try:
-                if _holds(cr, env, self.definitions):
-                    can_refute = False
-                else:
-                    can_prove = False
-            except Exception:
-                pass
+        can_prove, can_refute = False not in seen, True not in seen     # (from the witness points)
         for m in self._models:
             val = m.eval(f, model_completion=True)
             if z3.is_false(val):
@@ -1292,9 +1279,6 @@ class Store:
         except Untranslatable:
             return None
         self._add_domains(out)
-        if self._not_static_at_witnesses(e):
-            self._cache[key] = (None, self._epoch)
-            return None          # two models disagree: not static
         model = self._base_model()
         val = None
         if model is not None:
