@@ -113,19 +113,16 @@ def check_annotations(engine, policy: str):
         nname = (node.name or node.op_type) if node is not None else ""
         op = node.op_type if node is not None else ""
         dims = _annotated_dims(engine, ann, engine.foreign_names)
-        declared = "[" + ", ".join("?" if d is None else (d[1] if isinstance(d, tuple) else show(d))
-                                   for d in dims) + "]"
-        inferred = "?" if t is None or t.shape is None else \
-            "[" + ", ".join(show(st.canon(d)) for d in t.shape) + "]"
         problems = []      # (relation text, message, refuted relation | "rank" | None)
         if t is None or t.shape is None:
             if any(isinstance(d, int) for d in dims):
                 problems.append((f"shape of '{o.name}' as annotated", f"annotation gives '{o.name}' the shape "
-                                f"{declared} but the analysis cannot infer its rank; not trusted "
+                                f"{_declared(dims)} but the analysis cannot infer its rank; not trusted "
                                 "(policy override adopts it)", None))
         elif len(dims) != len(t.shape):
             problems.append((f"rank of '{o.name}' == {len(dims)}",
-                             f"'{o.name}' is declared {declared} (rank {len(dims)}) but inferred {inferred} "
+                             f"'{o.name}' is declared {_declared(dims)} (rank {len(dims)}) but inferred "
+                             f"{_inferred(st, t)} "
                              f"(rank {len(t.shape)})", "rank"))
         else:
             for k, (inf, a) in enumerate(zip(t.shape, dims)):
@@ -149,9 +146,9 @@ def check_annotations(engine, policy: str):
                 ci = st.canon(inf)
                 rel = f"'{o.name}'[{k}] == {show(a)}"
                 if v is Verdict.REFUTED:
-                    inferred = _solved(engine, o.name, inferred)
+                    inferred = _solved(engine, o.name, _inferred(st, t))
                     facts_of[rel] = (o.name, k, show(a), show(ci) if isinstance(ci, int) else inferred)
-                    problems.append((rel, f"'{o.name}' is declared {declared} but inferred {inferred}: "
+                    problems.append((rel, f"'{o.name}' is declared {_declared(dims)} but inferred {inferred}: "
                                     f"axis {k} is declared {show(a)}, inference proves {show(ci)}",
                                     eq(inf, a)))
                 else:
@@ -179,6 +176,15 @@ def check_annotations(engine, policy: str):
                 st.add(violation(f"{p} (policy strict)"), prov, kind="annotation")
             else:
                 engine.diagnostic("annotation", p, nname, op, "warning")
+
+
+def _declared(dims) -> str:
+    """Annotated dims as text (``[batch, ?, 64]``), for messages (built only for one)."""
+    return "[" + ", ".join("?" if d is None else (d[1] if isinstance(d, tuple) else show(d)) for d in dims) + "]"
+
+
+def _inferred(st, t) -> str:
+    return "?" if t is None or t.shape is None else "[" + ", ".join(show(st.canon(d)) for d in t.shape) + "]"
 
 
 def _solved(engine, name, fallback: str) -> str:

@@ -91,5 +91,9 @@ def is_container(t) -> bool:
 
 
 def __getattr__(name):      # SequenceType, OptionalType, TensorType, Model, serde, ...: onnx_ir's
+    if name.startswith("__"):
+        # the import system probes modules for ``__path__`` (``from .irtypes import x``) and
+        # others; answering those from onnx_ir would import it (30 ms) for nothing
+        raise AttributeError(name)
     import onnx_ir
     return getattr(onnx_ir, name)

@@ -19,6 +19,9 @@ from .reader import to_proto
 from .store import Verdict
 
 
+_MISSING = object()
+
+
 class Result:
     def __init__(self, engine, store, policy: str, assumptions: list[str]):
         self.engine = engine
@@ -33,6 +36,7 @@ class Result:
                 self._by_name[name] = (v, t)
         self._dims: dict = {}
         self._shapes: dict = {}
+        self._by_info: dict = {}         # id(TensorInfo) -> (the info, its solved shape)
         self._specs = None
         self._consistency = None
         self._atom_picks: dict = {}
@@ -73,10 +77,21 @@ class Result:
 
     def shape(self, name: str) -> tuple | None:
         """Solved shape of a value (tuple of Dim), None when its rank is unknown."""
-        if name in self._shapes:
-            return self._shapes[name]
+        out = self._shapes.get(name, _MISSING)
+        if out is not _MISSING:
+            return out
         _, t = self._lookup(name)
-        out = None if t.shape is None else tuple(self.dim_of(d) for d in t.shape)
+        if t.shape is None:
+            out = None
+        else:
+            # values share a TensorInfo (rule-result cache replays): solved once per info
+            hit = self._by_info.get(id(t))
+            if hit is not None and hit[0] is t:
+                out = hit[1]
+            else:
+                dim_of = self.dim_of
+                out = tuple([dim_of(d) for d in t.shape])
+                self._by_info[id(t)] = (t, out)
         self._shapes[name] = out
         return out
 
@@ -214,10 +229,16 @@ class Result:
                     repl[a] = y
             elif len(a.args) == 2:
                 x, y = (E.norm(t) for t in a.args)
-                if _opt(st, le(x, y)) is Verdict.PROVEN:
-                    repl[a] = a.args[0] if isinstance(a, sympy.Min) else a.args[1]
-                elif _opt(st, ge(x, y)) is Verdict.PROVEN:
-                    repl[a] = a.args[1] if isinstance(a, sympy.Min) else a.args[0]
+                first, second = (a.args[0], a.args[1]) if isinstance(a, sympy.Min) else (a.args[1], a.args[0])
+                # both orders from intervals first: Z3 only when neither follows from them
+                for use_z3 in (False, True):
+                    if st.decide(le(x, y), use_z3=use_z3, optional=True) is Verdict.PROVEN:
+                        repl[a] = first
+                    elif st.decide(ge(x, y), use_z3=use_z3, optional=True) is Verdict.PROVEN:
+                        repl[a] = second
+                    else:
+                        continue
+                    break
 
     def _upper_bound(self, c, data):
         """A bound over input symbols for ``c``, linear in the data symbols: each data

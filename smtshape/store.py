@@ -224,10 +224,11 @@ class Store:
         self._pending: list[Constraint] = []
         self._pending_elims: list = []
         self._deferred: list = []          # joined the base by a witness point, not yet given to Z3
-        self._fact_lo: dict = {}           # symbol -> lower / upper bound stated by a base fact
+        self._fact_lo: dict = {}           # term -> lower / upper bound stated by base facts (_note_bounds)
         self._fact_hi: dict = {}
         self._pending_joined = False       # the last _sync brought constraints into the base
         self._wit_state = None             # (canon_epoch, constraints checked, witness values) (_witnesses)
+        self._wit_rels = None              # (canon_epoch, live relations, {name: relations on it}) (_varied_truths)
         self._deferred_elims: list = []
         self._models: list = []            # models of the current base (witnesses)
         self._epoch = 0                    # bumps whenever the base grows
@@ -316,6 +317,7 @@ class Store:
         new._deferred, new._deferred_elims = [], []
         new._interval_cache = {}
         new._wit_state = None
+        new._wit_rels = None
         new._fact_lo, new._fact_hi = dict(self._fact_lo), dict(self._fact_hi)
         new._cache = {}
         new.z3_checks = new.z3_unknowns = 0
@@ -421,7 +423,11 @@ class Store:
             return (e, e)
         hit = self._interval_cache.get(e)
         if hit is None:
-            hit = self._interval_cache[e] = self._iv(e)
+            hit = self._iv(e)
+            if (self._fact_lo or self._fact_hi) and not isinstance(e, sympy.Symbol):
+                lo, hi = hit       # a base fact about this very term (symbols: in _iv)
+                hit = (max(lo, self._fact_lo.get(e, lo)), min(hi, self._fact_hi.get(e, hi)))
+            self._interval_cache[e] = hit
         return hit
 
     def _iv(self, e):
@@ -517,6 +523,24 @@ class Store:
             if all(v is lose for v in vs):
                 return lose
         return None
+
+    def _case_proven(self, r: Or) -> bool:
+        """``x != c or B`` holds when ``B`` with ``x := c`` does (the only case where
+        the first branch fails), shown by constants or intervals: ``batch != 0 or
+        64*batch*seq // (16*seq) == 0`` is ``0 == 0`` at ``batch = 0``."""
+        for a in r.args:
+            if not (isinstance(a, Rel) and a.op == "!=" and isinstance(a.rhs, int)
+                    and isinstance(a.lhs, sympy.Symbol)):
+                continue
+            x, c = a.lhs, sympy.Integer(a.rhs)
+            rest = tuple(b.map(lambda e, x=x, c=c: e if isinstance(e, int) else E.norm(e.xreplace({x: c})))
+                         for b in r.args if b is not a)
+            if not rest:
+                continue
+            b = rest[0] if len(rest) == 1 else Or(rest)
+            if b.const_value() is True or self._interval_verdict(b) is Verdict.PROVEN:
+                return True
+        return False
 
     # ------------------------------------------------------------ adding
     def alias(self, e, origin: Provenance):
@@ -836,6 +860,8 @@ class Store:
             rels = [self.canon_rel(c.relation) for c in self.constraints[checked:] if c.status == "residual"]
             out = [v for v in out if self._holds_at(rels, v)]
             self._wit_state = (self.canon_epoch, n, out)
+            if self._wit_rels is not None and self._wit_rels[0] == self.canon_epoch:
+                self._wit_rels[1].extend(rels)
             return out
         rels = [self.canon_rel(c.relation) for c in self.constraints if c.status == "residual"]
         # eliminated atoms: a symbol keeps its domain through its value; an opaque
@@ -850,7 +876,62 @@ class Store:
                                self.canon(v)))
         out = [v for v in WITNESS_VALUES if self._holds_at(rels, v)]
         self._wit_state = (self.canon_epoch, n, out)
+        self._wit_rels = (self.canon_epoch, rels, {})
         return out
+
+    _VARY_MAX = 400     # relation evaluations one question may spend on varied points
+
+    def _varied_truths(self, cr, seen: set) -> set:
+        """``seen`` grown by points that vary one symbol of ``cr`` away from a witness
+        point: that symbol at an end of its interval, next to one, or at another witness
+        value.  A varied point counts only where every live constraint that mentions the
+        symbol holds (the others hold at the witness already), so each is a model too."""
+        wits = self._witnesses()
+        state = self._wit_rels
+        if not wits or state is None or state[0] != self.canon_epoch:
+            return seen
+        _, rels, by_sym = state
+        leaves = list(self._point(_rel_symbols(cr), 0))
+        budget = self._VARY_MAX
+        seen = set(seen)
+        for name in leaves:
+            info = self.symbols.get(name)
+            if info is None:
+                continue
+            mine = by_sym.get(name)
+            if mine is None or mine[0] != len(rels):
+                rs, names = [], set()
+                for r in rels:
+                    ns = self._point(_rel_symbols(r), 0)
+                    if name in ns:
+                        rs.append(r)
+                        names.update(ns)
+                mine = by_sym[name] = (len(rels), rs, names)
+            _, mine, names = mine
+            lo, hi = self.interval(info.symbol)
+            cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
+            for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
+                if not math.isinf(end):
+                    cands.update(w for w in (end, nxt) if lo <= w <= hi)
+            for v in wits:
+                if not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
+                    continue
+                for w in sorted(cands - {v}):
+                    if budget <= 0:
+                        return seen
+                    budget -= len(mine) + 1
+                    env = dict.fromkeys(leaves, v)
+                    env.update(dict.fromkeys(names, v))
+                    env[name] = w
+                    try:
+                        if not all(_holds(r, env, self.definitions) for r in mine):
+                            continue
+                        seen.add(bool(_holds(cr, env, self.definitions)))
+                    except Exception:
+                        continue
+                    if len(seen) == 2:
+                        return seen
+        return seen
 
     def _holds_at(self, rels, v) -> bool:
         """Do all ``rels`` hold at "every symbol is ``v``" (within the symbols' domains)?"""
@@ -950,56 +1031,116 @@ class Store:
         self._explain(c)
 
     def _note_bounds(self, joined):
-        """Bounds of one symbol (``seq >= 1``, ``seq <= 128``) among constraints that just
-        joined the base: they tighten that symbol's interval.  Base facts are never
-        retracted, so intervals built on them stay true."""
+        """Bounds that constraints which just joined the base put on one term: a symbol
+        (``seq >= 1``, ``seq <= 128``), an opaque subterm (``samples // 20 - 1 > 0``
+        bounds ``samples // 20``), the hull over a disjunction's branches (the broadcast
+        disjunction ``seq == min(128, seq) or seq == 1 or min(128, seq) == 1`` gives
+        ``seq <= 128``), a ``!=`` at the end of an interval (``seq != 0`` with ``seq >= 0``),
+        and every factor of a positive product.  They tighten ``interval``.  Base facts
+        are never retracted, so intervals built on them stay true."""
         changed = False
         for c in joined:
             r = self.canon_rel(c.relation)
-            if not isinstance(r, Rel) or r.op not in (">=", ">", "<=", "<"):
+            if isinstance(r, Rel) and r.op == "!=":
+                b = _linear_bound(r.lhs, r.rhs, "==")
+                if b is not None and b is not _FALSE:
+                    (t, (v, _)), = b.items()
+                    lo, hi = self.interval(t)
+                    if v == lo:
+                        changed |= self._tighten(t, v + 1, _INF)
+                    elif v == hi:
+                        changed |= self._tighten(t, -_INF, v - 1)
                 continue
-            d = E.sub(r.lhs, r.rhs)
-            if isinstance(d, int):
-                continue
-            k, rest = sympy.sympify(d).as_coeff_Add()
-            coef, sym = rest.as_coeff_Mul()
-            if not k.is_Integer or not coef.is_Integer:
-                continue
-            if isinstance(sym, (sympy.Mul, sympy.Pow)) and int(coef) > 0:
-                # c * x * y * ... >= b >= 1 with every factor a non-negative symbol: each is >= 1
-                b = {">=": 0, ">": 1}.get(r.op)
-                if b is not None and b - int(k) >= 1:
-                    for f in sympy.Mul.make_args(sym):
-                        base = f.base if isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0 else f
-                        if not isinstance(base, sympy.Symbol) or (self.lower_bound(base) or -1) < 0:
-                            break
-                    else:
-                        for f in sympy.Mul.make_args(sym):
-                            base = f.base if isinstance(f, sympy.Pow) else f
-                            if self._fact_lo.get(base, -_INF) < 1:
-                                self._fact_lo[base] = 1
-                                changed = True
-                continue
-            if not isinstance(sym, sympy.Symbol) or coef not in (1, -1):
-                continue
-            k, coef = int(k), int(coef)
-            # d = coef*sym + k  compared with 0
-            lo_d = {">=": 0, ">": 1}.get(r.op)
-            hi_d = {"<=": 0, "<": -1}.get(r.op)
-            if lo_d is not None:           # coef*sym >= lo_d - k
-                b = lo_d - k
-                lo, hi = (b, None) if coef == 1 else (None, -b)
-            else:                          # coef*sym <= hi_d - k
-                b = hi_d - k
-                lo, hi = (None, b) if coef == 1 else (-b, None)
-            if lo is not None and lo > self._fact_lo.get(sym, -_INF):
-                self._fact_lo[sym] = lo
-                changed = True
-            if hi is not None and hi < self._fact_hi.get(sym, _INF):
-                self._fact_hi[sym] = hi
-                changed = True
+            if isinstance(r, Rel) and r.op in (">=", ">"):
+                changed |= self._note_positive_product(r)
+            b = _fact_bounds(r)
+            if b is not None and b is not _FALSE:
+                for t, (lo, hi) in b.items():
+                    changed |= self._tighten(t, lo, hi)
+            if isinstance(r, Rel):
+                changed |= self._scan_bounds(r)
         if changed:
             self._interval_cache.clear()
+
+    def _tighten(self, t, lo, hi) -> bool:
+        """Record ``lo <= t <= hi`` (a consequence of base facts); through a division by a
+        positive integer, its dividend too (``x // 5 >= 4`` is ``x >= 20``)."""
+        changed = False
+        if lo > self._fact_lo.get(t, -_INF):
+            self._fact_lo[t] = lo
+            changed = True
+        if hi < self._fact_hi.get(t, _INF):
+            self._fact_hi[t] = hi
+            changed = True
+        if changed:
+            self._interval_cache.clear()     # (a later fact of the batch reads intervals)
+            if isinstance(t, (E.FloorDiv, E.CeilDiv)) and t.args[1].is_Integer and int(t.args[1]) > 0:
+                k = int(t.args[1])
+                x = E.norm(t.args[0])
+                if not isinstance(x, int):
+                    if isinstance(t, E.FloorDiv):      # x // k >= lo  <=>  x >= lo*k
+                        xlo, xhi = lo * k, hi * k + k - 1
+                    else:                              # ceil(x / k) >= lo  <=>  x >= (lo-1)*k + 1
+                        xlo, xhi = (lo - 1) * k + 1, hi * k
+                    self._tighten(x, xlo, xhi)         # (+-inf stay +-inf)
+        return changed
+
+    _SCAN = 16      # points tried at each end of a one-symbol fact's interval
+
+    def _scan_bounds(self, r) -> bool:
+        """A fact over one symbol ``x`` whose interval has a finite end: the points at
+        that end where the fact fails (at most ``_SCAN``, each evaluated exactly) are
+        cut off (``seq // 2 + 1 <= seq`` with ``seq >= 0`` fails at 0: ``seq >= 1``)."""
+        syms = _rel_symbols(r)
+        if len(syms) != 1:
+            return False
+        x, = syms
+        if not isinstance(x, sympy.Symbol) or x in self.definitions:
+            return False
+        lo, hi = self.interval(x)
+        changed = False
+        for end, step in ((lo, 1), (hi, -1)):
+            if math.isinf(end):
+                continue
+            v = end
+            for _ in range(self._SCAN):
+                if not lo <= v <= hi:
+                    return changed        # (the fact fails everywhere scanned: Z3 will say so)
+                try:
+                    ok = _holds(r, {x.name: v}, self.definitions)
+                except Exception:
+                    break
+                if ok:
+                    if v != end:
+                        changed |= self._tighten(x, v, _INF) if step == 1 else self._tighten(x, -_INF, v)
+                        lo, hi = self.interval(x)
+                    break
+                v += step
+        return changed
+
+    def _note_positive_product(self, r) -> bool:
+        """``c * x * y * ... >= b`` with ``b >= 1``, ``c > 0`` and every factor a symbol of a
+        non-negative domain: each factor is >= 1."""
+        d = E.sub(r.lhs, r.rhs)
+        if isinstance(d, int):
+            return False
+        k, rest = sympy.sympify(d).as_coeff_Add()
+        coef, prod = rest.as_coeff_Mul()
+        if not (k.is_Integer and coef.is_Integer and int(coef) > 0 and isinstance(prod, (sympy.Mul, sympy.Pow))):
+            return False
+        b = {">=": 0, ">": 1}[r.op]
+        if b - int(k) < 1:
+            return False
+        bases = []
+        for f in sympy.Mul.make_args(prod):
+            base = f.base if isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0 else f
+            if not isinstance(base, sympy.Symbol) or (self.lower_bound(base) or -1) < 0:
+                return False
+            bases.append(base)
+        changed = False
+        for base in bases:
+            changed |= self._tighten(base, 1, _INF)
+        return changed
 
     def _grew(self, model=None):
         self._epoch += 1
@@ -1177,6 +1318,8 @@ class Store:
         iv = self._interval_verdict(cr)
         if iv is not None:
             return iv
+        if isinstance(cr, Or) and self._case_proven(cr):
+            return Verdict.PROVEN
         if not use_z3 or not self.z3_enabled or self.broken:
             return Verdict.UNKNOWN
         hit = self._cache.get(cr)
@@ -1186,6 +1329,8 @@ class Store:
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
         seen = self._witness_truths(cr)
+        if len(seen) == 1:
+            seen = self._varied_truths(cr, seen)
         if len(seen) == 2:
             return Verdict.UNKNOWN     # two models of every live constraint: true at one, false at the other
         if not self._spend(optional, _rel_symbols(cr)):
@@ -1419,6 +1564,105 @@ class Store:
                 decl.append(f"(assert (>= {q} {lo}))")
         names = [f"; {q} = {one_line(repr(n))}" for n, q in sorted(p.names.items()) if q != f"|{n}|"]
         return "\n".join(head + names + decl + body + ["(check-sat)", ""])
+
+
+_FALSE = object()      # (_fact_bounds: a relation no integer point satisfies)
+
+
+def _fact_bounds(r):
+    """{term: (lo, hi)} that relation ``r`` (canonical) forces, for the terms it bounds
+    on its own; ``_FALSE`` when it cannot hold; None when it bounds nothing."""
+    if isinstance(r, Rel):
+        if r.op in ("==", ">=", ">", "<=", "<"):
+            b = _linear_bound(r.lhs, r.rhs, r.op)
+            if r.op == "==" and b is not _FALSE:
+                m = _minmax_bound(r.lhs, r.rhs)       # (both hold: min(128, seq) == 1 bounds
+                if m is _FALSE or not b:              # the min term and seq)
+                    return m if m is not None else b
+                if m:
+                    b = {**b, **m}
+            return b
+        return None
+    if isinstance(r, And):
+        out: dict = {}
+        for a in r.args:
+            b = _fact_bounds(a)
+            if b is _FALSE:
+                return _FALSE
+            for t, (lo, hi) in (b or {}).items():
+                olo, ohi = out.get(t, (-_INF, _INF))
+                out[t] = (max(lo, olo), min(hi, ohi))
+        return out or None
+    if isinstance(r, Or):
+        out = None
+        for a in r.args:
+            b = _fact_bounds(a)
+            if b is _FALSE:
+                continue            # this branch never holds: the others decide
+            if not b:
+                return None         # a branch bounding nothing: the disjunction neither
+            if out is None:
+                out = dict(b)
+                continue
+            out = {t: (min(lo, b[t][0]), max(hi, b[t][1])) for t, (lo, hi) in out.items() if t in b}
+            if not out:
+                return None
+        return _FALSE if out is None else out
+    return None
+
+
+def _linear_bound(lhs, rhs, op):
+    """``c*t + k op 0`` for one non-constant term ``t`` and integers ``c != 0``, ``k``:
+    {t: (lo, hi)} (every dim term is integer-valued), ``_FALSE`` or None."""
+    d = E.sub(lhs, rhs)
+    if isinstance(d, int):
+        return None if _OPS_INT[op](d) else _FALSE
+    k, rest = sympy.sympify(d).as_coeff_Add()
+    coef, t = rest.as_coeff_Mul()
+    if not (k.is_Integer and coef.is_Integer) or t.is_number or isinstance(t, sympy.Add):
+        return None
+    k, c = int(k), int(coef)
+    # c*t >= -k  (or > / <= / < / ==)
+    if op == "==":
+        if (-k) % c:
+            return _FALSE
+        v = -k // c
+        return {t: (v, v)}
+    if op in ("<=", "<"):          # c*t + k <= 0  <=>  (-c)*t - k >= 0
+        c, k = -c, -k
+        op = ">=" if op == "<=" else ">"
+    need = -k + (1 if op == ">" else 0)          # c*t >= need
+    if c > 0:
+        return {t: (-(-need // c), _INF)}        # t >= ceil(need / c)
+    return {t: (-_INF, need // c)}             # c < 0: t <= floor(need / c)
+
+
+def _minmax_bound(lhs, rhs):
+    """Bounds from ``min(p, q) == p`` (``p <= q``) and ``min(c, t) == k`` (``t == k`` when
+    ``c > k``, ``t >= k`` when ``c == k``), and the same for ``max``; with one side a
+    two-argument Min / Max and the bound on a term against an integer."""
+    for a, b in ((lhs, rhs), (rhs, lhs)):
+        if not isinstance(a, (sympy.Min, sympy.Max)) or len(a.args) != 2:
+            continue
+        is_min = isinstance(a, sympy.Min)
+        p, q = (E.norm(x) for x in a.args)
+        if isinstance(p, int) and not isinstance(q, int):
+            p, q = q, p                          # q: the integer, when there is one
+        if not isinstance(q, int):
+            continue
+        if b == p:                               # min(p, c) == p  <=>  p <= c
+            return {p: (-_INF, q)} if is_min else {p: (q, _INF)}
+        if isinstance(b, int):                   # min(p, c) == k
+            if (q < b) if is_min else (q > b):
+                return _FALSE
+            if q == b:
+                return {p: (b, _INF)} if is_min else {p: (-_INF, b)}
+            return {p: (b, b)}
+    return None
+
+
+_OPS_INT = {"==": lambda d: d == 0, ">=": lambda d: d >= 0, ">": lambda d: d > 0,
+            "<=": lambda d: d <= 0, "<": lambda d: d < 0}
 
 
 def _holds(r, env, defs, memo=None) -> bool:

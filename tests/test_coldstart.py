@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
@@ -30,11 +31,14 @@ def _model(path):
         f.write(m.SerializeToString())
 
 
-def test_analyzing_a_file_imports_neither_onnx_nor_onnx_ir(tmp_path):
+@pytest.mark.parametrize("policy", ["refine", "skip", "strict"])
+def test_analyzing_a_file_imports_neither_onnx_nor_onnx_ir(tmp_path, policy):
+    """(Under ``skip``, ``from .irtypes import is_container`` once imported onnx_ir: the
+    import system asked the module for ``__path__`` and its fallback answered from onnx_ir.)"""
     p = tmp_path / "m.onnx"
     _model(p)
     r = _run("import sys, json, smtshape\n"
-             "res = smtshape.analyze(sys.argv[1])\n"
+             f"res = smtshape.analyze(sys.argv[1], policy={policy!r})\n"
              "print(json.dumps({'shape': [str(d) for d in res.shape('y')], 'consistent': res.consistent,\n"
              "                  'onnx': 'onnx' in sys.modules, 'onnx_ir': 'onnx_ir' in sys.modules}))", str(p))
     assert r.returncode == 0, r.stderr
