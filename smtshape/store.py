@@ -175,6 +175,7 @@ _CONTEXTS = _ContextPool()
 # "every symbol is v" points tried as models of the live constraints (Store._witnesses):
 # 0 and a large value settle questions such as ``seq > 0`` or ``seq <= 128`` without Z3
 WITNESS_VALUES = (0, 1, 2, 3, 64, 1000, 1024)
+_VARY_ORDER = (64, 3, 1024, 2, 1000, 1, 0)      # witness points _varied_truths starts from, first first
 
 _INF = math.inf
 _ATOM_TYPES = (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise,
@@ -879,7 +880,7 @@ class Store:
         self._wit_rels = (self.canon_epoch, rels, {})
         return out
 
-    _VARY_MAX = 400     # relation evaluations one question may spend on varied points
+    _VARY_MAX = 150     # relation evaluations one question may spend on varied points
 
     def _varied_truths(self, cr, seen: set) -> set:
         """``seen`` grown by points that vary one symbol of ``cr`` away from a witness
@@ -913,7 +914,7 @@ class Store:
             for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
                 if not math.isinf(end):
                     cands.update(w for w in (end, nxt) if lo <= w <= hi)
-            for v in wits:
+            for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
                 if not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
                     continue
                 for w in sorted(cands - {v}):
@@ -1329,8 +1330,6 @@ class Store:
             if hit[1] == self._epoch and not self._pending and not self._pending_elims:
                 return hit[0]
         seen = self._witness_truths(cr)
-        if len(seen) == 1:
-            seen = self._varied_truths(cr, seen)
         if len(seen) == 2:
             return Verdict.UNKNOWN     # two models of every live constraint: true at one, false at the other
         if not self._spend(optional, _rel_symbols(cr)):
@@ -1341,6 +1340,13 @@ class Store:
             iv = self._interval_verdict(cr)     # facts that just joined may settle it
             if iv is not None:
                 return iv
+            if isinstance(cr, Or) and self._case_proven(cr):
+                return Verdict.PROVEN
+            seen = self._witness_truths(cr)
+        if len(seen) == 1:
+            seen = self._varied_truths(cr, seen)     # (before Z3: it can only say UNKNOWN)
+        if len(seen) == 2:
+            return Verdict.UNKNOWN
         self._z3()
         self._optional_now = optional
         try:
