@@ -40,6 +40,7 @@ _AT = ir.AttributeType
 _A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_GRAPH = 1, 2, 3, 4, 5
 _A_FLOATS, _A_INTS, _A_STRINGS, _A_TENSORS, _A_GRAPHS = 6, 7, 8, 9, 10
 _A_SPARSE, _A_SPARSES, _A_TYPE, _A_TYPES = 11, 12, 13, 14
+_CONTROL_FLOW = frozenset(("If", "Loop", "Scan", "SequenceMap"))
 _SUBGRAPH = (_A_GRAPH, _A_GRAPHS)
 # TensorProto.data_type -> numpy type name and the typed field that holds it (Tensor.numpy)
 _NP_TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
@@ -248,7 +249,7 @@ class Attr:
 
 
 class Node:
-    __slots__ = ("op_type", "domain", "name", "overload", "inputs", "outputs", "_proto", "_attrs", "_scope",
+    __slots__ = ("op_type", "domain", "name", "inputs", "outputs", "_proto", "_attrs", "_scope",
                  "__weakref__")
 
     def __init__(self, proto, inputs, outputs, scope):
@@ -256,12 +257,15 @@ class Node:
         d = proto.domain
         self.domain = "" if d == "ai.onnx" else d
         self.name = proto.name
-        self.overload = proto.overload
         self.inputs = inputs
         self.outputs = outputs
         self._proto = proto
         self._attrs = None
         self._scope = scope
+
+    @property
+    def overload(self) -> str:
+        return self._proto.overload      # (read on use: only function calls need it)
 
     @property
     def attributes(self) -> dict:
@@ -355,10 +359,15 @@ class Graph:
         self.doc_string = gp.doc_string
         names = scope.names
         inputs = []
+        # IR < 4 lists initializers as inputs too: their declared types are not read (the
+        # initializer gives the type, and the analysis takes them as constants)
+        init_names = {tp.name for tp in gp.initializer} if gp.initializer and gp.input else ()
         for vi in gp.input:
-            v = Value(vi.name)
-            _set_type(v, vi.type)
-            names[vi.name] = v
+            name = vi.name
+            v = Value(name)
+            if name not in init_names:
+                _set_type(v, vi.type)
+            names[name] = v
             inputs.append(v)
         self.inputs = inputs
         inits = {}
@@ -407,12 +416,11 @@ class Graph:
         append = nodes.append
         sorted_ = True
         for p in gp.node:
-            ins = []
-            for name in p.input:
-                v = get(name)
-                if v is None:
-                    if not name:
-                        ins.append(None)
+            names_in = p.input
+            ins = [get(name) for name in names_in]
+            if None in ins:
+                for i, name in enumerate(names_in):
+                    if ins[i] is not None or not name:
                         continue
                     v = parent.find(name) if parent is not None else None
                     if v is None:       # read before its producer (or nothing produces it)
@@ -420,7 +428,7 @@ class Graph:
                         if v is None:
                             v = pending[name] = Value(name)
                         sorted_ = False
-                ins.append(v)
+                    ins[i] = v
             outs = []
             for name in p.output:
                 if name:
@@ -444,7 +452,9 @@ class Graph:
                 v._producer = ref
                 v._index = k
                 k += 1
-            if sorted_ and p.attribute:
+            if sorted_ and (node.domain or node.op_type in _CONTROL_FLOW) and p.attribute:
+                # (of the default domain only control-flow ops run a subgraph; any other
+                # domain's op may, so its attributes are looked at)
                 for a in p.attribute:
                     if a.type in _SUBGRAPH:
                         sorted_ = False      # captures: let graph.topo_order check them

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 from .. import irtypes as ir
@@ -158,22 +159,34 @@ def _factorize(dims):
         if isinstance(d, int):
             coeff *= d
             continue
-        c, p = sympy.sympify(d).as_content_primitive()
-        if not c.is_Integer:
+        one = _factor_dim(d)
+        if one is None:
             return None
-        coeff *= int(c)
-        pc, rest = p.as_coeff_Mul()
-        if not pc.is_Integer:
-            return None
-        coeff *= int(pc)
-        for f in sympy.Mul.make_args(rest):
-            if f == 1:
-                continue
-            if f.is_Pow and f.exp.is_Integer and int(f.exp) > 0:
-                fac[f.base] += int(f.exp)
-            else:
-                fac[f] += 1
+        coeff *= one[0]
+        for f, k in one[1]:
+            fac[f] += k
     return coeff, fac
+
+
+@lru_cache(maxsize=8192)
+def _factor_dim(d):
+    """(integer content, ((factor, exponent), ...)) of one symbolic dim, or None
+    (memoized: dims are immutable, and the same ones recur across a model's nodes)."""
+    c, p = sympy.sympify(d).as_content_primitive()
+    if not c.is_Integer:
+        return None
+    pc, rest = p.as_coeff_Mul()
+    if not pc.is_Integer:
+        return None
+    out: Counter = Counter()
+    for f in sympy.Mul.make_args(rest):
+        if f == 1:
+            continue
+        if f.is_Pow and f.exp.is_Integer and int(f.exp) > 0:
+            out[f.base] += int(f.exp)
+        else:
+            out[f] += 1
+    return int(c) * int(pc), tuple(out.items())
 
 
 def _build(coeff: int, fac: Counter):
