@@ -917,7 +917,18 @@ class Store:
             for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
                 if not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
                     continue
-                for w in sorted(cands - {v}):
+                solved = set()       # x == e: x at e's value, the point where it flips to true
+                for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
+                    if isinstance(a, Rel) and a.op in ("==", "!="):
+                        for x, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
+                            if x == info.symbol and name not in self._point(E.free_symbols(e), 0):
+                                try:
+                                    w = E.eval_int(e, dict.fromkeys(leaves, v), self.definitions)
+                                except Exception:
+                                    continue
+                                if lo <= w <= hi:
+                                    solved.add(w)
+                for w in sorted(solved - {v}) + sorted(cands - solved - {v}):
                     if budget <= 0:
                         return seen
                     budget -= len(mine) + 1
