@@ -73,9 +73,10 @@ class RuleCache:
         attrs = ()
         if proto.attribute:
             parts = []
+            in_function = node._scope.in_function
             for a in proto.attribute:
-                if a.ref_attr_name:
-                    return None
+                if in_function and a.ref_attr_name:
+                    return None       # (its value is the caller's; elsewhere it has none)
                 if a.type in _NO_CACHE_ATTRS:
                     if a.type != 4 or a.ByteSize() > 256:
                         return None
@@ -96,9 +97,10 @@ class RuleCache:
             if shape is not None:
                 shape = canon_shape(store, t)
             val = t.value
-            if val is not None:
+            is_const = t.const is not None or t.tensor is not None
+            if val is not None and not is_const:      # (a constant's elements are numbers)
                 val = ctx.value_of(t)
-            ins.append((shape, t.dtype, val, t.const is not None or t.tensor is not None))
+            ins.append((shape, t.dtype, val, is_const))
         outs = tuple([bool(o.name) for o in ctx.outputs])
         return (node.domain, node.op_type, ctx.opset, attrs, outs, tuple(ins))
 

@@ -106,6 +106,7 @@ class Engine:
         self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
         self._cache_store = store     # the cache holds results derived in this store only
         self._lean = isinstance(model, Model)
+        self._rule_of: dict = {}      # (domain, op type) -> (opset, rule): the same for every node
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
 
@@ -205,8 +206,11 @@ class Engine:
                                f"'{v.name}', which no node produces and which is neither a graph input "
                                "nor an initializer")
         domain = node.domain
-        opset = self.opset(domain)
-        rule = self.rules.lookup(domain, node.op_type, opset)
+        hit = self._rule_of.get((domain, node.op_type))
+        if hit is None:
+            opset = self.opset(domain)
+            hit = self._rule_of[(domain, node.op_type)] = (opset, self.rules.lookup(domain, node.op_type, opset))
+        opset, rule = hit
         ctx = Context(self, node, opset)
         key = None
         if rule is None:

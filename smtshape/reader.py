@@ -327,13 +327,15 @@ def _text(b: bytes, what: str) -> str:
 class _Scope:
     """Names visible in one graph: its own values, then the enclosing graphs'."""
 
-    __slots__ = ("names", "parent", "base_dir", "pending")
+    __slots__ = ("names", "parent", "base_dir", "pending", "in_function")
 
-    def __init__(self, parent, base_dir):
+    def __init__(self, parent, base_dir, in_function=False):
         self.names: dict = {}
         self.parent = parent
         self.base_dir = base_dir
         self.pending: dict = {}      # names read before any producer in this graph
+        # a function body (or a graph inside one): attributes may refer to the caller's
+        self.in_function = in_function or (parent is not None and parent.in_function)
 
     def find(self, name):
         s = self
@@ -493,7 +495,7 @@ class Function:
         self.overload = fp.overload
         self.opset_imports = {o.domain: o.version for o in fp.opset_import}
         self.attributes = list(fp.attribute)
-        scope = _Scope(None, base_dir)
+        scope = _Scope(None, base_dir, in_function=True)
         self._scope = scope
         self.inputs = []
         for name in fp.input:
