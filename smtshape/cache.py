@@ -85,17 +85,20 @@ class RuleCache:
                     parts.append(a.SerializeToString())
             attrs = tuple(parts)
         store = ctx.store
+        epoch = store.canon_epoch
+        get = values.get
         ins = []
         for v in ctx.inputs:
             if v is None:
                 ins.append(None)
                 continue
-            t = values.get(v)
+            t = get(v)
             if t is None or t.seq is not None:
                 return None
             shape = t.shape
             if shape is not None:
-                shape = canon_shape(store, t)
+                m = t.canon                   # (canon_shape's memo, read inline: the hot path)
+                shape = m[1] if m is not None and m[0] == epoch else canon_shape(store, t)
             val = t.value
             is_const = t.const is not None or t.tensor is not None
             if val is not None and not is_const:      # (a constant's elements are numbers)

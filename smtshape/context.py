@@ -48,6 +48,8 @@ class TensorInfo:
     seq: "SeqInfo | None" = None        # a sequence / optional value (then shape and dtype are None)
     # (store.canon_epoch, canonical shape): ``Context.shape``'s memo, valid while no elimination
     canon: Any = field(default=None, repr=False, compare=False)
+    # (store.canon_epoch, canonical value): ``Context.value_of``'s memo, the same way
+    canon_value: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -131,10 +133,17 @@ class Context:
         return self.value_of(t)
 
     def value_of(self, t: TensorInfo) -> tuple:
-        """``t.value`` with its integer expressions canonicalized."""
-        canon = self.store.canon
-        return tuple(v if v is None or v.__class__ is int or v.__class__ is bool
-                     else canon(v) if _is_int_expr(v) else v for v in t.value)
+        """``t.value`` with its integer expressions canonicalized (memoized on ``t`` until
+        the store's next elimination, like ``canon_shape``)."""
+        store = self.store
+        m = t.canon_value
+        if m is not None and m[0] == store.canon_epoch:
+            return m[1]
+        canon = store.canon
+        out = tuple([v if v is None or v.__class__ is int or v.__class__ is bool
+                     else canon(v) if _is_int_expr(v) else v for v in t.value])
+        t.canon_value = (store.canon_epoch, out)
+        return out
 
     def int_values(self, i: int) -> list | None:
         """Like ``value`` but only when every element is known."""
