@@ -202,13 +202,20 @@ class Context:
             return
         out = self.outputs[i]
         if shape is not None:
-            shape = tuple(self.cap(E.norm(d), f"{self.name}_out{i}") for d in shape)
+            dims = []
             for k, d in enumerate(shape):
-                if isinstance(d, int) and d < 0:
+                if d.__class__ is not int:
+                    d = E.norm(d)
+                    if not isinstance(d, int):
+                        dims.append(self.cap(d))
+                        continue
+                if d < 0:
                     self.fail(f"output {i} axis {k} would have negative size {d}")
-                if isinstance(d, int) and d > INT64_MAX:
+                if d > INT64_MAX:
                     self.invalid(f"output {i} axis {k} would have size {d}, beyond the int64 range of "
                                  "ONNX dims", f"{self.op_type.lower()}.int64_range")
+                dims.append(d)
+            shape = tuple(dims)
         if value is not None:
             value = tuple(value)
             if len(value) > MAX_VALUE_ELEMENTS:
@@ -297,7 +304,7 @@ class Context:
     def proven(self, relation: Relation) -> bool:
         return self.decide(relation) is Verdict.PROVEN
 
-    def cap(self, e, hint: str):
+    def cap(self, e, hint: str = ""):
         """Replace an expression too big for sympy by an alias symbol (see Store.alias)."""
         if isinstance(e, int):
             return e

@@ -89,8 +89,10 @@ class Result:
             if hit is not None and hit[0] is t:
                 out = hit[1]
             else:
-                dim_of = self.dim_of
-                out = tuple([dim_of(d) for d in t.shape])
+                # (a key of _dims is canonical in the final store, so a dim equal to one is
+                # that key: the lookup comes first, canon only on a miss)
+                get, dim_of = self._dims.get, self.dim_of
+                out = tuple([get(d) or dim_of(d) for d in t.shape])
                 self._by_info[id(t)] = (t, out)
         self._shapes[name] = out
         return out
