@@ -47,13 +47,16 @@ MAX_ENTRIES = 50_000
 
 
 class Entry:
-    __slots__ = ("outputs", "requires", "consts", "unknowns")
+    __slots__ = ("outputs", "requires", "consts", "unknowns", "finished")
 
     def __init__(self, outputs, requires, consts, unknowns):
         self.outputs = outputs      # ((index, TensorInfo), ...)
         self.requires = requires    # ((relation, rule id, message), ...)
         self.consts = consts        # identities of the constants read, or None
         self.unknowns = unknowns    # questions the rule got UNKNOWN for: asked again on replay
+        # a replay leaves nothing for the engine to do after it (no folding to try, every
+        # named output set): a function of the key, so found out at the first replay
+        self.finished = None
 
 
 class RuleCache:
@@ -108,19 +111,20 @@ class RuleCache:
         return (node.domain, node.op_type, ctx.opset, attrs, outs, tuple(ins))
 
     # ------------------------------------------------------------ replay / record
-    def replay(self, ctx, key, values: dict) -> bool:
-        """Set the outputs and restate the requirements of a stored result; False on a miss."""
+    def replay(self, ctx, key, values: dict):
+        """Set the outputs and restate the requirements of a stored result: the Entry,
+        or None on a miss."""
         e = self.entries.get(key)
         if e is None:
             self.misses += 1
-            return False
+            return None
         if e.consts is not None and e.consts != _const_ids(ctx, values):
             self.misses += 1
-            return False
+            return None
         for rel in e.unknowns:
             if ctx.store.decide(rel, optional=True) is not Verdict.UNKNOWN:
                 self.misses += 1      # decided since: the rule would take another branch now
-                return False
+                return None
         self.hits += 1
         outs = ctx.outputs
         for i, t in e.outputs:
@@ -128,7 +132,7 @@ class RuleCache:
             ctx.outputs_set.add(i)   # array of a constant, decoded on first use: the same for all)
         for rel, rule, msg in e.requires:
             ctx.require(rel, rule, msg)
-        return True
+        return e
 
     def record(self, ctx, key, values: dict):
         if not ctx.cacheable or len(self.entries) >= MAX_ENTRIES:

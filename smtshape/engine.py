@@ -220,7 +220,15 @@ class Engine:
         elif self.cache is not None and self.store is self._cache_store:   # never inside a fork
             key = self.cache.key(ctx, self.values)
             if key is not None:
-                if self.cache.replay(ctx, key, self.values):
+                e = self.cache.replay(ctx, key, self.values)
+                if e is not None:
+                    if e.finished is None:
+                        # whether inputs can be folded and outputs are settled follows from
+                        # the key (constness and known elements are in it): decided once
+                        e.finished = not self._wants_fold(ctx) and \
+                            {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
+                    if e.finished:
+                        return
                     rule = _replayed
                 else:
                     ctx.recorded = []
@@ -244,8 +252,7 @@ class Engine:
                             f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
             ctx.outputs_set.clear()
         values = self.values
-        if ctx.inputs and all(_foldable(values.get(v)) for v in ctx.inputs if v is not None) \
-                and not all(_settled(values.get(o)) for o in ctx.outputs if o.name):
+        if self._wants_fold(ctx):
             from .fold import try_fold
             try:
                 try_fold(ctx)
@@ -254,6 +261,12 @@ class Engine:
         for i, o in enumerate(ctx.outputs):
             if i not in ctx.outputs_set and o.name:
                 values[o] = TensorInfo(None, o.dtype)
+
+    def _wants_fold(self, ctx) -> bool:
+        """Could constant folding add something: every input foldable, an output not settled?"""
+        values = self.values
+        return bool(ctx.inputs) and all(_foldable(values.get(v)) for v in ctx.inputs if v is not None) \
+            and not all(_settled(values.get(o)) for o in ctx.outputs if o.name)
 
     def _fallback(self, ctx: Context):
         node = ctx.node

@@ -81,25 +81,32 @@ class Result:
         if out is not _MISSING:
             return out
         _, t = self._lookup(name)
+        out = self._shapes[name] = self._shape_of_info(t)
+        return out
+
+    def _shape_of_info(self, t):
         if t.shape is None:
-            out = None
-        else:
-            # values share a TensorInfo (rule-result cache replays): solved once per info
-            hit = self._by_info.get(id(t))
-            if hit is not None and hit[0] is t:
-                out = hit[1]
-            else:
-                # (a key of _dims is canonical in the final store, so a dim equal to one is
-                # that key: the lookup comes first, canon only on a miss)
-                get, dim_of = self._dims.get, self.dim_of
-                out = tuple([get(d) or dim_of(d) for d in t.shape])
-                self._by_info[id(t)] = (t, out)
-        self._shapes[name] = out
+            return None
+        # values share a TensorInfo (rule-result cache replays): solved once per info
+        hit = self._by_info.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        # (a key of _dims is canonical in the final store, so a dim equal to one is that
+        # key: the lookup comes first, canon only on a miss)
+        get, dim_of = self._dims.get, self.dim_of
+        out = tuple([get(d) or dim_of(d) for d in t.shape])
+        self._by_info[id(t)] = (t, out)
         return out
 
     def shapes(self) -> dict:
         with paused_gc():
-            return {n: self.shape(n) for n in self._by_name}
+            shapes, out = self._shapes, {}
+            for name, (_, t) in self._by_name.items():
+                s = shapes.get(name, _MISSING)
+                if s is _MISSING:
+                    s = shapes[name] = self._shape_of_info(t)
+                out[name] = s
+            return out
 
     def dtype(self, name: str):
         return self._lookup(name)[1].dtype
