@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import sympy
-import z3
 
 from . import expr as E
 from .constraints import Rel, eq, ge, le
+from .lazyz3 import z3
 from .printing import show
 from .store import cone as store_cone
 

@@ -48,10 +48,10 @@ import weakref
 from dataclasses import dataclass, field
 
 import sympy
-import z3
 
 from . import expr as E
 from .constraints import And, Conflict, Constraint, Not, Or, Provenance, Rel, Relation, eq, ge, le
+from .lazyz3 import z3
 from .printing import show
 from .z3bridge import SmtLib, Untranslatable, Z3Terms, domain_bound, one_line
 

@@ -25,10 +25,10 @@ which can only make answers less decided, never wrong.
 from __future__ import annotations
 
 import sympy
-import z3
 
 from . import expr as E
 from .constraints import And, Not, Or, Rel
+from .lazyz3 import z3
 
 
 class Untranslatable(Exception):

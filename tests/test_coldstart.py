@@ -1,5 +1,5 @@
 """A cold start pays only for what the command needs (issue 8): analyzing a model
-file imports neither onnx nor onnx_ir, and the command exits with its code and
+file imports neither onnx nor onnx_ir (nor z3 when no question needs it), and the command exits with its code and
 all of its output although it skips interpreter teardown."""
 import json
 import subprocess
@@ -40,10 +40,12 @@ def test_analyzing_a_file_imports_neither_onnx_nor_onnx_ir(tmp_path, policy):
     r = _run("import sys, json, smtshape\n"
              f"res = smtshape.analyze(sys.argv[1], policy={policy!r})\n"
              "print(json.dumps({'shape': [str(d) for d in res.shape('y')], 'consistent': res.consistent,\n"
-             "                  'onnx': 'onnx' in sys.modules, 'onnx_ir': 'onnx_ir' in sys.modules}))", str(p))
+             "                  'onnx': 'onnx' in sys.modules, 'onnx_ir': 'onnx_ir' in sys.modules,\n"
+             "                  'z3': 'z3' in sys.modules}))", str(p))
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out == {"shape": ["N", "4", "1"], "consistent": True, "onnx": False, "onnx_ir": False}
+    # (no question here needs the solver: z3 is imported on first use only, lazyz3.py)
+    assert out == {"shape": ["N", "4", "1"], "consistent": True, "onnx": False, "onnx_ir": False, "z3": False}
 
 
 def test_a_model_proto_from_onnx_is_still_accepted_after_a_cold_analysis(tmp_path):
