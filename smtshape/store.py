@@ -230,6 +230,9 @@ class Store:
         self._pending_joined = False       # the last _sync brought constraints into the base
         self._wit_state = None             # (canon_epoch, constraints checked, witness values) (_witnesses)
         self._wit_rels = None              # (canon_epoch, live relations, {name: relations on it}) (_varied_truths)
+        # value of each expression evaluated at "every symbol is v", per v: fixed for good (an
+        # alias's definition never changes), so a chain of aliases is evaluated once, not per question
+        self._uniform_memo: dict = {}
         self._deferred_elims: list = []
         self._models: list = []            # models of the current base (witnesses)
         self._epoch = 0                    # bumps whenever the base grows
@@ -319,6 +322,7 @@ class Store:
         new._interval_cache = {}
         new._wit_state = None
         new._wit_rels = None
+        new._uniform_memo = {}
         new._fact_lo, new._fact_hi = dict(self._fact_lo), dict(self._fact_hi)
         new._cache = {}
         new.z3_checks = new.z3_unknowns = 0
@@ -877,7 +881,7 @@ class Store:
                                self.canon(v)))
         out = [v for v in WITNESS_VALUES if self._holds_at(rels, v)]
         self._wit_state = (self.canon_epoch, n, out)
-        self._wit_rels = (self.canon_epoch, rels, {})
+        self._wit_rels = (self.canon_epoch, rels, {})     # (the index: _varied_truths)
         return out
 
     _VARY_MAX = 150     # relation evaluations one question may spend on varied points
@@ -886,29 +890,36 @@ class Store:
         """``seen`` grown by points that vary one symbol of ``cr`` away from a witness
         point: that symbol at an end of its interval, next to one, or at another witness
         value.  A varied point counts only where every live constraint that mentions the
-        symbol holds (the others hold at the witness already), so each is a model too."""
+        symbol holds (the others hold at the witness already), so each is a model too.
+        Bounded work: relations through aliases or over big terms are not evaluated at
+        moved points (the question then goes to Z3 as before)."""
         wits = self._witnesses()
         state = self._wit_rels
         if not wits or state is None or state[0] != self.canon_epoch:
             return seen
-        _, rels, by_sym = state
+        _, rels, index = state
+        defs = self.definitions
+        if any(x in defs for x in _rel_symbols(cr)):
+            return seen          # (an alias: evaluating it at moved points costs its whole definition)
+        by_name = index.setdefault("by_name", {})
+        for r in rels[index.get("n", 0):]:        # index the relations added since, once each
+            syms = _rel_symbols(r)
+            heavy = any(x in defs for x in syms) or sum(E.size(x) for x in _sides(r)) > 200
+            ns = frozenset(self._point(syms, 0)) if not heavy else frozenset(x.name for x in syms)
+            for name in ns:
+                by_name.setdefault(name, []).append((r, ns, heavy))
+        index["n"] = len(rels)
         leaves = list(self._point(_rel_symbols(cr), 0))
         budget = self._VARY_MAX
         seen = set(seen)
-        for name in leaves:
+        # the symbol with the fewest constraints first: its moved points cost the least
+        for name in sorted(leaves, key=lambda n: (len(by_name.get(n, ())), n)):
             info = self.symbols.get(name)
-            if info is None:
-                continue
-            mine = by_sym.get(name)
-            if mine is None or mine[0] != len(rels):
-                rs, names = [], set()
-                for r in rels:
-                    ns = self._point(_rel_symbols(r), 0)
-                    if name in ns:
-                        rs.append(r)
-                        names.update(ns)
-                mine = by_sym[name] = (len(rels), rs, names)
-            _, mine, names = mine
+            entries = by_name.get(name, ())
+            if info is None or any(h for _, _, h in entries) or len(entries) > self._VARY_MAX:
+                continue         # its constraints go through aliases, are big or many: not worth it
+            mine = [r for r, _, _ in entries]
+            names = set().union(*(ns for _, ns, _ in entries)) if entries else set()
             lo, hi = self.interval(info.symbol)
             cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
             for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
@@ -923,7 +934,7 @@ class Store:
                         for x, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
                             if x == info.symbol and name not in self._point(E.free_symbols(e), 0):
                                 try:
-                                    w = E.eval_int(e, dict.fromkeys(leaves, v), self.definitions)
+                                    w = E.eval_int(e, dict.fromkeys(leaves, v), defs)
                                 except Exception:
                                     continue
                                 if lo <= w <= hi:
@@ -936,9 +947,9 @@ class Store:
                     env.update(dict.fromkeys(names, v))
                     env[name] = w
                     try:
-                        if not all(_holds(r, env, self.definitions) for r in mine):
+                        if not all(_holds(r, env, defs) for r in mine):
                             continue
-                        seen.add(bool(_holds(cr, env, self.definitions)))
+                        seen.add(bool(_holds(cr, env, defs)))
                     except Exception:
                         continue
                     if len(seen) == 2:
@@ -953,7 +964,7 @@ class Store:
         env = self._point(syms, v)
         if not self._in_domain(env, v):
             return False
-        memo: dict = {}
+        memo = self._uniform_memo.setdefault(v, {})
         try:
             return all(_holds(r, env, self.definitions, memo) for r in rels)
         except Exception:
@@ -984,9 +995,9 @@ class Store:
         constraint (pending ones included): {True, False} means neither proven nor
         refuted, with no solver call; {True} rules out refuting it, {False} proving it."""
         seen = set()
-        for _, env in self._witness_points(_rel_symbols(cr)):
+        for v, env in self._witness_points(_rel_symbols(cr)):
             try:
-                seen.add(bool(_holds(cr, env, self.definitions)))
+                seen.add(bool(_holds(cr, env, self.definitions, self._uniform_memo.setdefault(v, {}))))
             except Exception:
                 pass
         return seen
@@ -994,9 +1005,9 @@ class Store:
     def _not_static_at_witnesses(self, e) -> bool:
         """Does ``e`` take two values at witness points (so it is not static)?"""
         vals = set()
-        for _, env in self._witness_points(E.free_symbols(e)):
+        for v, env in self._witness_points(E.free_symbols(e)):
             try:
-                vals.add(E.eval_int(e, env, self.definitions))
+                vals.add(E.eval_int(e, env, self.definitions, self._uniform_memo.setdefault(v, {})))
             except Exception:
                 pass
         return len(vals) > 1
