@@ -1,0 +1,68 @@
+"""Instructions smtshape executes for one warm analysis pass, counted by valgrind.
+
+    python benchmarks/instructions.py                      # the 48 models of ../shared/corpus
+    python benchmarks/instructions.py MODEL.onnx [...]     # given models
+    python benchmarks/instructions.py --root OTHER_CHECKOUT
+
+Timers on a shared machine move by up to 1.6x between runs; an instruction count
+moves by well under 1%, so it compares two versions of the code.  Each measurement
+runs the child under ``valgrind --tool=callgrind`` twice, once with one pass over the
+models and once with two (every pass analyzes each model and solves every shape,
+policy skip, value_info stripped), and reports the difference: the cost of one
+warm pass, with imports, reading the files and the first pass's warm-up left out.
+PYTHONHASHSEED is fixed (set iteration order changes the work).  Needs valgrind;
+each measurement takes a few minutes.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CHILD = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import onnx
+import smtshape
+from bench import strip_value_info
+assert smtshape.__file__.startswith(sys.argv[1]), smtshape.__file__
+models = [strip_value_info(onnx.load(p)) for p in sys.argv[4:]]
+for _ in range(int(sys.argv[3])):
+    for m in models:
+        smtshape.analyze(m, policy="skip").shapes()
+"""
+
+
+def count(root: str, passes: int, paths: list[str]) -> int:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+           os.path.realpath(sys.executable), "-c", CHILD, root, HERE, str(passes), *paths]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    m = re.search(r"Collected\s*:\s*(\d+)", out.stderr)
+    if out.returncode != 0 or m is None:
+        raise SystemExit(f"valgrind run failed (exit {out.returncode}):\n{out.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="*", help="model files (default: every *.onnx of --corpus)")
+    ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
+    ap.add_argument("--root", default=ROOT, help="the checkout whose smtshape is measured")
+    args = ap.parse_args(argv)
+    paths = args.models or sorted(glob.glob(os.path.join(args.corpus, "*.onnx")))
+    if not paths:
+        raise SystemExit("no models to measure")
+    one, two = count(os.path.abspath(args.root), 1, paths), count(os.path.abspath(args.root), 2, paths)
+    print(f"{args.root}: {len(paths)} models, {(two - one) / 1e6:,.0f} M instructions per warm pass")
+
+
+if __name__ == "__main__":
+    main()
