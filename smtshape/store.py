@@ -429,8 +429,8 @@ class Store:
         hit = self._interval_cache.get(e)
         if hit is None:
             hit = self._iv(e)
-            if (self._fact_lo or self._fact_hi) and not isinstance(e, sympy.Symbol):
-                lo, hi = hit       # a base fact about this very term (symbols: in _iv)
+            if self._fact_lo or self._fact_hi:
+                lo, hi = hit       # a base fact about this very term (_note_bounds)
                 hit = (max(lo, self._fact_lo.get(e, lo)), min(hi, self._fact_hi.get(e, hi)))
             self._interval_cache[e] = hit
         return hit
@@ -447,10 +447,6 @@ class Store:
             if info is not None and isinstance(info.upper, int):
                 hi = info.upper
             lo = -_INF if lo is None else lo
-            if self._fact_lo:
-                lo = max(lo, self._fact_lo.get(e, lo))
-            if self._fact_hi:
-                hi = min(hi, self._fact_hi.get(e, hi))
             return (lo, hi)
         if isinstance(e, sympy.Add):
             lo, hi = 0, 0
@@ -528,6 +524,13 @@ class Store:
             if all(v is lose for v in vs):
                 return lose
         return None
+
+    def _cheap_verdict(self, cr) -> Verdict | None:
+        """What intervals and the case split settle, without witnesses or Z3."""
+        iv = self._interval_verdict(cr)
+        if iv is None and isinstance(cr, Or) and self._case_proven(cr):
+            return Verdict.PROVEN
+        return iv
 
     def _case_proven(self, r: Or) -> bool:
         """``x != c or B`` holds when ``B`` with ``x := c`` does (the only case where
@@ -1061,7 +1064,6 @@ class Store:
         ``seq <= 128``), a ``!=`` at the end of an interval (``seq != 0`` with ``seq >= 0``),
         and every factor of a positive product.  They tighten ``interval``.  Base facts
         are never retracted, so intervals built on them stay true."""
-        changed = False
         for c in joined:
             r = self.canon_rel(c.relation)
             if isinstance(r, Rel) and r.op == "!=":
@@ -1070,22 +1072,20 @@ class Store:
                     (t, (v, _)), = b.items()
                     lo, hi = self.interval(t)
                     if v == lo:
-                        changed |= self._tighten(t, v + 1, _INF)
+                        self._tighten(t, v + 1, _INF)
                     elif v == hi:
-                        changed |= self._tighten(t, -_INF, v - 1)
+                        self._tighten(t, -_INF, v - 1)
                 continue
             if isinstance(r, Rel) and r.op in (">=", ">"):
-                changed |= self._note_positive_product(r)
+                self._note_positive_product(r)
             b = _fact_bounds(r)
             if b is not None and b is not _FALSE:
                 for t, (lo, hi) in b.items():
-                    changed |= self._tighten(t, lo, hi)
+                    self._tighten(t, lo, hi)
             if isinstance(r, Rel):
-                changed |= self._scan_bounds(r)
-        if changed:
-            self._interval_cache.clear()
+                self._scan_bounds(r)
 
-    def _tighten(self, t, lo, hi) -> bool:
+    def _tighten(self, t, lo, hi):
         """Record ``lo <= t <= hi`` (a consequence of base facts); through a division by a
         positive integer, its dividend too (``x // 5 >= 4`` is ``x >= 20``)."""
         changed = False
@@ -1096,7 +1096,7 @@ class Store:
             self._fact_hi[t] = hi
             changed = True
         if changed:
-            self._interval_cache.clear()     # (a later fact of the batch reads intervals)
+            self._interval_cache.clear()     # (every interval may rest on this term's)
             if isinstance(t, (E.FloorDiv, E.CeilDiv)) and t.args[1].is_Integer and int(t.args[1]) > 0:
                 k = int(t.args[1])
                 x = E.norm(t.args[0])
@@ -1106,64 +1106,62 @@ class Store:
                     else:                              # ceil(x / k) >= lo  <=>  x >= (lo-1)*k + 1
                         xlo, xhi = (lo - 1) * k + 1, hi * k
                     self._tighten(x, xlo, xhi)         # (+-inf stay +-inf)
-        return changed
 
     _SCAN = 8       # points tried at each end of a one-symbol fact's interval
 
-    def _scan_bounds(self, r) -> bool:
+    def _scan_bounds(self, r):
         """A fact over one symbol ``x`` whose interval has a finite end: the points at
         that end where the fact fails (at most ``_SCAN``, each evaluated exactly) are
         cut off (``seq // 2 + 1 <= seq`` with ``seq >= 0`` fails at 0: ``seq >= 1``)."""
         syms = _rel_symbols(r)
         if len(syms) != 1 or E.size(r.lhs) + E.size(r.rhs) > 16:
-            return False          # (big terms: too dear to evaluate point by point)
+            return                # (big terms: too dear to evaluate point by point)
         x, = syms
         if not isinstance(x, sympy.Symbol) or x in self.definitions:
-            return False
+            return
         lo, hi = self.interval(x)
-        changed = False
         for end, step in ((lo, 1), (hi, -1)):
             if math.isinf(end):
                 continue
             v = end
             for _ in range(self._SCAN):
                 if not lo <= v <= hi:
-                    return changed        # (the fact fails everywhere scanned: Z3 will say so)
+                    return                # (the fact fails everywhere scanned: Z3 will say so)
                 try:
                     ok = _holds(r, {x.name: v}, self.definitions)
                 except Exception:
                     break
                 if ok:
                     if v != end:
-                        changed |= self._tighten(x, v, _INF) if step == 1 else self._tighten(x, -_INF, v)
+                        if step == 1:
+                            self._tighten(x, v, _INF)
+                        else:
+                            self._tighten(x, -_INF, v)
                         lo, hi = self.interval(x)
                     break
                 v += step
-        return changed
 
-    def _note_positive_product(self, r) -> bool:
+    def _note_positive_product(self, r):
         """``c * x * y * ... >= b`` with ``b >= 1``, ``c > 0`` and every factor a symbol of a
         non-negative domain: each factor is >= 1."""
         d = E.sub(r.lhs, r.rhs)
         if isinstance(d, int):
-            return False
+            return
         k, rest = sympy.sympify(d).as_coeff_Add()
         coef, prod = rest.as_coeff_Mul()
         if not (k.is_Integer and coef.is_Integer and int(coef) > 0 and isinstance(prod, (sympy.Mul, sympy.Pow))):
-            return False
+            return
         b = {">=": 0, ">": 1}[r.op]
         if b - int(k) < 1:
-            return False
+            return
         bases = []
         for f in sympy.Mul.make_args(prod):
             base = f.base if isinstance(f, sympy.Pow) and f.exp.is_Integer and f.exp > 0 else f
             if not isinstance(base, sympy.Symbol) or (self.lower_bound(base) or -1) < 0:
-                return False
+                return
             bases.append(base)
-        changed = False
         for base in bases:
-            changed |= self._tighten(base, 1, _INF)
-        return changed
+            self._tighten(base, 1, _INF)
 
     def _grew(self, model=None):
         self._epoch += 1
@@ -1338,11 +1336,9 @@ class Store:
             return Verdict.PROVEN
         if v is False:
             return Verdict.REFUTED
-        iv = self._interval_verdict(cr)
+        iv = self._cheap_verdict(cr)
         if iv is not None:
             return iv
-        if isinstance(cr, Or) and self._case_proven(cr):
-            return Verdict.PROVEN
         if not use_z3 or not self.z3_enabled or self.broken:
             return Verdict.UNKNOWN
         hit = self._cache.get(cr)
@@ -1359,11 +1355,9 @@ class Store:
         if not self._sync():
             return Verdict.UNKNOWN
         if self._pending_joined:
-            iv = self._interval_verdict(cr)     # facts that just joined may settle it
+            iv = self._cheap_verdict(cr)        # facts that just joined may settle it
             if iv is not None:
                 return iv
-            if isinstance(cr, Or) and self._case_proven(cr):
-                return Verdict.PROVEN
             seen = self._witness_truths(cr)
         if len(seen) == 1:
             seen = self._varied_truths(cr, seen)     # (before Z3: it can only say UNKNOWN)
