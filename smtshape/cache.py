@@ -39,7 +39,7 @@ very same constant tensors.
 """
 from __future__ import annotations
 
-from .context import canon_shape
+from .context import canon_shape, canon_value
 from .store import Verdict
 
 _NO_CACHE_ATTRS = frozenset((4, 5, 9, 10, 11, 12))   # tensor(s), graph(s), sparse tensor(s)
@@ -47,7 +47,7 @@ MAX_ENTRIES = 50_000
 
 
 class Entry:
-    __slots__ = ("outputs", "requires", "consts", "unknowns", "finished")
+    __slots__ = ("outputs", "requires", "consts", "unknowns", "finished", "quick")
 
     def __init__(self, outputs, requires, consts, unknowns):
         self.outputs = outputs      # ((index, TensorInfo), ...)
@@ -57,6 +57,9 @@ class Entry:
         # a replay leaves nothing for the engine to do after it (no folding to try, every
         # named output set): a function of the key, so found out at the first replay
         self.finished = None
+        # a replay is only the outputs: nothing to compare, ask or restate, and finished
+        # (the engine then sets them itself, with no Context)
+        self.quick = False
 
 
 class RuleCache:
@@ -67,12 +70,10 @@ class RuleCache:
 
     # ------------------------------------------------------------ key
     @staticmethod
-    def key(ctx, values: dict):
-        """The node's key, or None when this node is never cached."""
-        node = ctx.node
-        proto = getattr(node, "_proto", None)
-        if proto is None:
-            return None
+    def key(node, opset, store, values: dict):
+        """The key of a node read by ``reader`` (one with a ``_proto``), or None when
+        this node is never cached.  (Built before any Context: a hit needs none.)"""
+        proto = node._proto
         attrs = ()
         if proto.attribute:
             parts = []
@@ -87,11 +88,10 @@ class RuleCache:
                 else:
                     parts.append(a.SerializeToString())
             attrs = tuple(parts)
-        store = ctx.store
         epoch = store.canon_epoch
         get = values.get
         ins = []
-        for v in ctx.inputs:
+        for v in node.inputs:
             if v is None:
                 ins.append(None)
                 continue
@@ -105,16 +105,14 @@ class RuleCache:
             val = t.value
             is_const = t.const is not None or t.tensor is not None
             if val is not None and not is_const:      # (a constant's elements are numbers)
-                val = ctx.value_of(t)
+                val = canon_value(store, t)
             ins.append((shape, t.dtype, val, is_const))
-        outs = tuple([bool(o.name) for o in ctx.outputs])
-        return (node.domain, node.op_type, ctx.opset, attrs, outs, tuple(ins))
+        return (node.domain, node.op_type, opset, attrs, node.out_mask, tuple(ins))
 
     # ------------------------------------------------------------ replay / record
-    def replay(self, ctx, key, values: dict):
-        """Set the outputs and restate the requirements of a stored result: the Entry,
-        or None on a miss."""
-        e = self.entries.get(key)
+    def replay(self, ctx, e, values: dict):
+        """Set the outputs and restate the requirements of stored result ``e`` (the
+        entry of the node's key, or None): the Entry, or None on a miss."""
         if e is None:
             self.misses += 1
             return None
@@ -138,7 +136,7 @@ class RuleCache:
         if not ctx.cacheable or len(self.entries) >= MAX_ENTRIES:
             return
         outs = ctx.outputs
-        stored = tuple((i, values[outs[i]]) for i in sorted(ctx.outputs_set))
+        stored = tuple([(i, values[outs[i]]) for i in sorted(ctx.outputs_set)])
         consts = _const_ids(ctx, values) if ctx.const_read else None
         self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
 

@@ -36,9 +36,10 @@ INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataTyp
              ir.DataType.BOOL}
 
 
-@dataclass
+@dataclass(slots=True, eq=False)
 class TensorInfo:
-    """Everything known about one value during inference."""
+    """Everything known about one value during inference.  (Compared and hashed by
+    identity: infos are shared between values, never changed once set.)"""
 
     shape: tuple | None = None          # dims (int | sympy) or None: rank unknown
     dtype: Any = None                   # onnx_ir.DataType or None
@@ -133,17 +134,8 @@ class Context:
         return self.value_of(t)
 
     def value_of(self, t: TensorInfo) -> tuple:
-        """``t.value`` with its integer expressions canonicalized (memoized on ``t`` until
-        the store's next elimination, like ``canon_shape``)."""
-        store = self.store
-        m = t.canon_value
-        if m is not None and m[0] == store.canon_epoch:
-            return m[1]
-        canon = store.canon
-        out = tuple([v if v is None or v.__class__ is int or v.__class__ is bool
-                     else canon(v) if _is_int_expr(v) else v for v in t.value])
-        t.canon_value = (store.canon_epoch, out)
-        return out
+        """``t.value`` with its integer expressions canonicalized (``canon_value``)."""
+        return canon_value(self.store, t)
 
     def int_values(self, i: int) -> list | None:
         """Like ``value`` but only when every element is known."""
@@ -331,6 +323,19 @@ def canon_shape(store, t: TensorInfo) -> tuple:
     canon = store.canon
     out = tuple([d if d.__class__ is int else canon(d) for d in t.shape])
     t.canon = (epoch, out)
+    return out
+
+
+def canon_value(store, t: TensorInfo) -> tuple:
+    """``t.value`` with its integer expressions canonical in ``store``, memoized on ``t``
+    until the store's next elimination, like ``canon_shape``."""
+    m = t.canon_value
+    if m is not None and m[0] == store.canon_epoch:
+        return m[1]
+    canon = store.canon
+    out = tuple([v if v is None or v.__class__ is int or v.__class__ is bool
+                 else canon(v) if _is_int_expr(v) else v for v in t.value])
+    t.canon_value = (store.canon_epoch, out)
     return out
 
 

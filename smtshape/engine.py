@@ -211,29 +211,40 @@ class Engine:
             opset = self.opset(domain)
             hit = self._rule_of[(domain, node.op_type)] = (opset, self.rules.lookup(domain, node.op_type, opset))
         opset, rule = hit
-        ctx = Context(self, node, opset)
         key = None
+        cache = self.cache
+        if rule is not None and self._lean and cache is not None and self.store is self._cache_store:
+            # (never inside a fork; onnx_ir nodes have no stored attributes to key on)
+            key = cache.key(node, opset, self.store, self.values)
+            if key is not None:
+                e = cache.entries.get(key)
+                if e is not None and e.quick:      # the hot path: a replay that only sets outputs
+                    cache.hits += 1
+                    values, outs = self.values, node.outputs
+                    for i, t in e.outputs:
+                        values[outs[i]] = t
+                    return
+        ctx = Context(self, node, opset)
         if rule is None:
             fn = self.functions.get((domain, node.op_type, getattr(node, "overload", "")))
             if fn is not None:
                 rule = _function_rule(fn)
-        elif self.cache is not None and self.store is self._cache_store:   # never inside a fork
-            key = self.cache.key(ctx, self.values)
-            if key is not None:
-                e = self.cache.replay(ctx, key, self.values)
-                if e is not None:
-                    if e.finished is None:
-                        # whether inputs can be folded and outputs are settled follows from
-                        # the key (constness and known elements are in it): decided once
-                        e.finished = not self._wants_fold(ctx) and \
-                            {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
-                    if e.finished:
-                        return
-                    rule = _replayed
-                else:
-                    ctx.recorded = []
-                    st = self.store
-                    before = (len(st.symbols), len(st.conflicts), len(self.diagnostics), self.assumption_notes)
+        elif key is not None:
+            e = cache.replay(ctx, e, self.values)
+            if e is not None:
+                if e.finished is None:
+                    # whether inputs can be folded and outputs are settled follows from
+                    # the key (constness and known elements are in it): decided once
+                    e.finished = not self._wants_fold(ctx) and \
+                        {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
+                    e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
+                if e.finished:
+                    return
+                rule = _replayed
+            else:
+                ctx.recorded = []
+                st = self.store
+                before = (len(st.symbols), len(st.conflicts), len(self.diagnostics), self.assumption_notes)
         try:
             if rule is _replayed:
                 pass
@@ -264,9 +275,17 @@ class Engine:
 
     def _wants_fold(self, ctx) -> bool:
         """Could constant folding add something: every input foldable, an output not settled?"""
-        values = self.values
-        return bool(ctx.inputs) and all(_foldable(values.get(v)) for v in ctx.inputs if v is not None) \
-            and not all(_settled(values.get(o)) for o in ctx.outputs if o.name)
+        get = self.values.get
+        ins = ctx.inputs
+        if not ins:
+            return False
+        for v in ins:
+            if v is not None and not _foldable(get(v)):
+                return False
+        for o in ctx.outputs:
+            if o.name and not _settled(get(o)):
+                return True
+        return False
 
     def _fallback(self, ctx: Context):
         node = ctx.node

@@ -133,14 +133,14 @@ class Value:
 
     __slots__ = ("name", "type", "shape", "dtype", "const_value", "_producer", "_index")
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, producer=None, index=None):
         self.name = name
         self.type = None
         self.shape = None
         self.dtype = None
         self.const_value = None
-        self._producer = None
-        self._index = None
+        self._producer = producer     # a weak reference to the node, or None
+        self._index = index
 
     def producer(self):
         p = self._producer       # a weak reference: no node <-> value cycle, so a model's
@@ -249,16 +249,17 @@ class Attr:
 
 
 class Node:
-    __slots__ = ("op_type", "domain", "name", "inputs", "outputs", "_proto", "_attrs", "_scope",
+    __slots__ = ("op_type", "domain", "name", "inputs", "outputs", "out_mask", "_proto", "_attrs", "_scope",
                  "__weakref__")
 
-    def __init__(self, proto, inputs, outputs, scope):
+    def __init__(self, proto, inputs, scope):
         self.op_type = proto.op_type
         d = proto.domain
         self.domain = "" if d == "ai.onnx" else d
         self.name = proto.name
         self.inputs = inputs
-        self.outputs = outputs
+        self.outputs = ()        # (and out_mask: set by the graph's reader, once the outputs are made)
+        self.out_mask = 0
         self._proto = proto
         self._attrs = None
         self._scope = scope
@@ -419,7 +420,7 @@ class Graph:
         sorted_ = True
         for p in gp.node:
             names_in = p.input
-            ins = [get(name) for name in names_in]
+            ins = list(map(get, names_in))
             if None in ins:
                 for i, name in enumerate(names_in):
                     if ins[i] is not None or not name:
@@ -431,29 +432,36 @@ class Graph:
                             v = pending[name] = Value(name)
                         sorted_ = False
                     ins[i] = v
+            node = Node(p, tuple(ins), scope)
+            ref = _weakref.ref(node)
             outs = []
+            all_named = True
+            k = 0
             for name in p.output:
                 if name:
                     v = get(name)
                     if v is None:
                         v = pending.pop(name, None) if pending else None
                         if v is None:
-                            v = Value(name)
+                            v = Value(name, ref, k)
+                        else:
+                            v._producer, v._index = ref, k
                         names[name] = v
                     elif v._producer is not None or v.const_value is not None or v in self.inputs:
                         raise BadInput(f"malformed model: {p.op_type} node '{p.name or p.op_type}' writes "
                                        f"'{name}', which another node, a graph input or an initializer "
                                        "already provides")
+                    else:
+                        v._producer, v._index = ref, k
                 else:
-                    v = Value("")
+                    v = Value("", ref, k)
+                    all_named = False
                 outs.append(v)
-            node = Node(p, tuple(ins), tuple(outs), scope)
-            ref = _weakref.ref(node)
-            k = 0
-            for v in outs:
-                v._producer = ref
-                v._index = k
                 k += 1
+            node.outputs = tuple(outs)
+            # which outputs are named, for the rule-result cache's key: their count when all
+            # are, else a tuple of flags (never equal to a count)
+            node.out_mask = k if all_named else tuple([bool(v.name) for v in outs])
             if sorted_ and (node.domain or node.op_type in _CONTROL_FLOW) and p.attribute:
                 # (of the default domain only control-flow ops run a subgraph; any other
                 # domain's op may, so its attributes are looked at)

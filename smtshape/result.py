@@ -30,13 +30,13 @@ class Result:
         self.assumptions = assumptions
         self.model = engine.model
         self._by_name = {}
+        by_name = self._by_name
         for v, t in engine.values.items():
-            name = getattr(v, "name", None)
-            if name:
-                self._by_name[name] = (v, t)
+            if v.name:
+                by_name[v.name] = (v, t)
         self._dims: dict = {}
         self._shapes: dict = {}
-        self._by_info: dict = {}         # id(TensorInfo) -> (the info, its solved shape)
+        self._by_info: dict = {}         # TensorInfo -> its solved shape
         self._specs = None
         self._consistency = None
         self._atom_picks: dict = {}
@@ -88,23 +88,29 @@ class Result:
         if t.shape is None:
             return None
         # values share a TensorInfo (rule-result cache replays): solved once per info
-        hit = self._by_info.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        # (a key of _dims is canonical in the final store, so a dim equal to one is that
-        # key: the lookup comes first, canon only on a miss)
-        get, dim_of = self._dims.get, self.dim_of
-        out = tuple([get(d) or dim_of(d) for d in t.shape])
-        self._by_info[id(t)] = (t, out)
+        # (a TensorInfo hashes by identity)
+        out = self._by_info.get(t)
+        if out is None:
+            # (a key of _dims is canonical in the final store, so a dim equal to one is that
+            # key: the lookup comes first, canon only on a miss)
+            get, dim_of = self._dims.get, self.dim_of
+            out = self._by_info[t] = tuple([get(d) or dim_of(d) for d in t.shape])
         return out
 
     def shapes(self) -> dict:
         with paused_gc():
             shapes, out = self._shapes, {}
+            by_info, get, dim_of = self._by_info, self._dims.get, self.dim_of
             for name, (_, t) in self._by_name.items():
                 s = shapes.get(name, _MISSING)
-                if s is _MISSING:
-                    s = shapes[name] = self._shape_of_info(t)
+                if s is _MISSING:        # (_shape_of_info, inline: once per value of the model)
+                    s = t.shape
+                    if s is not None:
+                        hit = by_info.get(t)
+                        if hit is None:
+                            hit = by_info[t] = tuple([get(d) or dim_of(d) for d in s])
+                        s = hit
+                    shapes[name] = s
                 out[name] = s
             return out
 
