@@ -108,15 +108,20 @@ class Context:
         return i < len(self.outputs) and bool(self.outputs[i].name)
 
     def input(self, i: int) -> TensorInfo | None:
-        if i >= len(self.inputs) or self.inputs[i] is None:
+        if i >= len(self.inputs):
             return None
-        return self.engine.info(self.inputs[i])
+        v = self.inputs[i]
+        if v is None:
+            return None
+        t = self.engine.values.get(v)
+        return t if t is not None else self.engine.info(v)
 
     def shape(self, i: int) -> tuple | None:
         t = self.input(i)
         if t is None or t.shape is None:
             return None
-        return canon_shape(self.store, t)
+        m = t.canon              # (canon_shape's memo, read inline: every rule asks)
+        return m[1] if m is not None and m[0] == self.store.canon_epoch else canon_shape(self.store, t)
 
     def rank(self, i: int) -> int | None:
         t = self.input(i)
@@ -179,9 +184,10 @@ class Context:
         return v
 
     def check_inputs(self, min_count: int, max_count: int | None = None):
-        present = sum(1 for i in range(self.num_inputs) if self.has_input(i))
-        n = self.num_inputs
-        if n < min_count or not all(self.has_input(i) for i in range(min_count)):
+        ins = self.inputs
+        n = len(ins)
+        if n < min_count or any(ins[i] is None for i in range(min_count)):
+            present = sum(1 for v in ins if v is not None)
             self.invalid(f"{self.op_type} needs at least {min_count} inputs, has {present}",
                          f"{self.op_type.lower()}.arity")
         if max_count is not None and n > max_count:
@@ -195,17 +201,14 @@ class Context:
         out = self.outputs[i]
         if shape is not None:
             dims = []
-            for k, d in enumerate(shape):
+            for d in shape:
                 if d.__class__ is not int:
                     d = E.norm(d)
                     if not isinstance(d, int):
                         dims.append(self.cap(d))
                         continue
-                if d < 0:
-                    self.fail(f"output {i} axis {k} would have negative size {d}")
-                if d > INT64_MAX:
-                    self.invalid(f"output {i} axis {k} would have size {d}, beyond the int64 range of "
-                                 "ONNX dims", f"{self.op_type.lower()}.int64_range")
+                if d < 0 or d > INT64_MAX:
+                    self._bad_size(i, len(dims), d)
                 dims.append(d)
             shape = tuple(dims)
         if value is not None:
@@ -214,6 +217,12 @@ class Context:
                 value = None
         self.engine.set_info(out, TensorInfo(shape, dtype, value, const, tensor, seq))
         self.outputs_set.add(i)
+
+    def _bad_size(self, i: int, k: int, d: int):
+        if d < 0:
+            self.fail(f"output {i} axis {k} would have negative size {d}")
+        self.invalid(f"output {i} axis {k} would have size {d}, beyond the int64 range of "
+                     "ONNX dims", f"{self.op_type.lower()}.int64_range")
 
     def set_unknown(self, i: int, dtype=None):
         self.set_output(i, None, dtype)

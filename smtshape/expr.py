@@ -39,7 +39,12 @@ MAX_BRANCHY_OPS = 24
 
 
 def branchy(e) -> bool:
-    return not isinstance(e, int) and e.has(sympy.Piecewise, sympy.Min, sympy.Max)
+    return not isinstance(e, int) and _branchy(e)
+
+
+@lru_cache(maxsize=65536)
+def _branchy(e) -> bool:
+    return e.has(sympy.Piecewise, sympy.Min, sympy.Max)
 
 
 def norm(e) -> Expr:
@@ -432,47 +437,97 @@ def eval_int(e, env: dict, definitions: dict | None = None, memo: dict | None = 
 
 
 def _eval_int(e, env, defs, memo):
-    ev = lambda x: eval_int(x, env, defs, memo)  # noqa: E731
-    if isinstance(e, Integer) or isinstance(e, sympy.Integer):
-        return int(e)
-    if isinstance(e, sympy.Symbol):
-        v = env.get(e.name)
-        if v is not None:
-            return v
-        if defs and e in defs:
-            return ev(defs[e])
-        raise NotClosed(e.name)
-    if isinstance(e, sympy.Add):
-        return sum(ev(a) for a in e.args)
-    if isinstance(e, sympy.Mul):
-        out = 1
-        for a in e.args:
-            out *= ev(a)
-        return out
-    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
-        return ev(e.base) ** int(e.exp)
-    if isinstance(e, (FloorDiv, CeilDiv, Mod)):
-        a, b = ev(e.args[0]), ev(e.args[1])
-        if b == 0:
-            raise NotClosed("division by zero")
-        if isinstance(e, FloorDiv):
-            return a // b
-        if isinstance(e, Mod):
-            return a % b
-        return -((-a) // b)
-    if isinstance(e, Bcast):
-        a, b = ev(e.args[0]), ev(e.args[1])
-        return a if b == 1 else b
-    if isinstance(e, sympy.Min):
-        return min(ev(a) for a in e.args)
-    if isinstance(e, sympy.Max):
-        return max(ev(a) for a in e.args)
-    if isinstance(e, sympy.Piecewise):
-        for val, cond in e.args:
-            if eval_cond(cond, env, defs, memo):
-                return ev(val)
-        raise NotClosed("no Piecewise branch holds")
+    f = _EVAL.get(e.__class__)
+    if f is None:
+        f = _eval_by_kind(e)
+    return f(e, env, defs, memo)
+
+
+def _ev_integer(e, env, defs, memo):
+    return int(e)
+
+
+def _ev_symbol(e, env, defs, memo):
+    v = env.get(e.name)
+    if v is not None:
+        return v
+    if defs and e in defs:
+        return eval_int(defs[e], env, defs, memo)
+    raise NotClosed(e.name)
+
+
+def _ev_add(e, env, defs, memo):
+    out = 0
+    for a in e.args:
+        out += eval_int(a, env, defs, memo)
+    return out
+
+
+def _ev_mul(e, env, defs, memo):
+    out = 1
+    for a in e.args:
+        out *= eval_int(a, env, defs, memo)
+    return out
+
+
+def _ev_pow(e, env, defs, memo):
+    if e.exp.is_Integer and int(e.exp) >= 0:
+        return eval_int(e.base, env, defs, memo) ** int(e.exp)
+    raise NotClosed("cannot evaluate a non-integer power")
+
+
+def _ev_division(e, env, defs, memo):
+    """FloorDiv rounds down, CeilDiv up, Mod takes the divisor's sign (Python's ``%``)."""
+    a, b = eval_int(e.args[0], env, defs, memo), eval_int(e.args[1], env, defs, memo)
+    if b == 0:
+        raise NotClosed("division by zero")
+    if e.__class__ is FloorDiv:
+        return a // b
+    if e.__class__ is Mod:
+        return a % b
+    return -((-a) // b)
+
+
+def _ev_bcast(e, env, defs, memo):
+    a, b = eval_int(e.args[0], env, defs, memo), eval_int(e.args[1], env, defs, memo)
+    return a if b == 1 else b
+
+
+def _ev_min(e, env, defs, memo):
+    return min([eval_int(a, env, defs, memo) for a in e.args])
+
+
+def _ev_max(e, env, defs, memo):
+    return max([eval_int(a, env, defs, memo) for a in e.args])
+
+
+def _ev_piecewise(e, env, defs, memo):
+    for val, cond in e.args:
+        if eval_cond(cond, env, defs, memo):
+            return eval_int(val, env, defs, memo)
+    raise NotClosed("no Piecewise branch holds")
+
+
+def _ev_none(e, env, defs, memo):
     raise NotClosed(f"cannot evaluate {type(e).__name__}")
+
+
+def _eval_by_kind(e):
+    """The evaluator of ``e``'s class, found by isinstance and remembered in ``_EVAL``
+    (sympy's integers come in several classes: One, Zero, NegativeOne, ...)."""
+    for kind, f in ((sympy.Integer, _ev_integer), (sympy.Symbol, _ev_symbol), (sympy.Add, _ev_add),
+                    (sympy.Mul, _ev_mul), (sympy.Pow, _ev_pow), (FloorDiv, _ev_division),
+                    (CeilDiv, _ev_division), (Mod, _ev_division), (Bcast, _ev_bcast), (sympy.Min, _ev_min),
+                    (sympy.Max, _ev_max), (sympy.Piecewise, _ev_piecewise)):
+        if isinstance(e, kind):
+            break
+    else:
+        f = _ev_none
+    _EVAL[e.__class__] = f
+    return f
+
+
+_EVAL: dict = {}     # class -> evaluator, filled on first sight of each class
 
 
 def eval_cond(c, env, defs=None, memo=None) -> bool:
