@@ -75,14 +75,16 @@ class RuleCache:
         this node is never cached.  (Built before any Context: a hit needs none.)"""
         proto = node._proto
         attrs = ()
-        if proto.attribute:
+        pb = proto.attribute
+        if pb:
             parts = []
             in_function = node._scope.in_function
-            for a in proto.attribute:
+            for a in pb:
                 if in_function and a.ref_attr_name:
                     return None       # (its value is the caller's; elsewhere it has none)
-                if a.type in _NO_CACHE_ATTRS:
-                    if a.type != 4 or a.ByteSize() > 256:
+                kind = a.type
+                if kind in _NO_CACHE_ATTRS:
+                    if kind != 4 or a.ByteSize() > 256:
                         return None
                     parts.append(_tensor_key(a))   # a small tensor (a Constant's): its content
                 else:
@@ -96,17 +98,24 @@ class RuleCache:
                 ins.append(None)
                 continue
             t = get(v)
-            if t is None or t.seq is not None:
+            if t is None:
+                return None
+            m = t.cache_key           # (memoized on the info: shared infos are read again and again)
+            if m is not None and m[0] == epoch:
+                ins.append(m[1])
+                continue
+            if t.seq is not None:
                 return None
             shape = t.shape
             if shape is not None:
-                m = t.canon                   # (canon_shape's memo, read inline: the hot path)
-                shape = m[1] if m is not None and m[0] == epoch else canon_shape(store, t)
+                shape = canon_shape(store, t)
             val = t.value
             is_const = t.const is not None or t.tensor is not None
             if val is not None and not is_const:      # (a constant's elements are numbers)
                 val = canon_value(store, t)
-            ins.append((shape, t.dtype, val, is_const))
+            k = (shape, t.dtype, val, is_const)
+            t.cache_key = (epoch, k)
+            ins.append(k)
         return (node.domain, node.op_type, opset, attrs, node.out_mask, tuple(ins))
 
     # ------------------------------------------------------------ replay / record

@@ -129,10 +129,15 @@ def bcast_values(ctx, idx, fn, out_shape, dtype):
     n = math.prod(out_shape)
     if n > _MAX_CONST:
         return None
-    try:
-        maps = [np.broadcast_to(np.arange(len(v)).reshape(s), out_shape).reshape(-1) for s, v in zip(shapes, vals)]
-    except ValueError:
-        return None
+    if all(len(v) == n or len(v) == 1 for v in vals):
+        # (the common case, with no index maps: each input has every element or one)
+        maps = [range(n) if len(v) == n else (0,) * n for v in vals]
+    else:
+        try:
+            maps = [np.broadcast_to(np.arange(len(v)).reshape(s), out_shape).reshape(-1)
+                    for s, v in zip(shapes, vals)]
+        except ValueError:
+            return None
     out = []
     for k in range(n):
         args = [v[m[k]] for v, m in zip(vals, maps)]
