@@ -383,7 +383,7 @@ def const_info(tensor, dtype=None) -> TensorInfo:
     ``ctx.const``, which decodes on first use."""
     if tensor is None:
         return TensorInfo(None, dtype)
-    shape = tuple(int(d) for d in tensor.shape)
+    shape = tuple(map(int, tensor.shape))
     dt = tensor.dtype if dtype is None else dtype
     n = 1
     for d in shape:
