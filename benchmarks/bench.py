@@ -79,7 +79,10 @@ every measurement runs in a fresh subprocess, one at a time:
    and that flatters CPU ratios.
 
 3. corpus: warm per-model time over every ``*.onnx`` in ``--corpus``
-   One subprocess per tool (not per model): every model is loaded with
+   ``--corpus-rounds`` rounds (default 3); in each, one subprocess per tool (not
+   per model), the tools taking turns (the order reversed every other round, so
+   that a slow spell of a shared machine falls on every tool alike, not on one
+   tool's whole run): every model is loaded with
    ``onnx.load`` and its ``graph.value_info`` stripped (as
    ``smtshape.truth.strip_value_info``, which ``corpus_score.py`` uses), then
    per model one warm-up and ``--repeat`` timed runs (each after an untimed
@@ -88,7 +91,8 @@ every measurement runs in a fresh subprocess, one at a time:
    ``infer_shapes(proto, data_prop=True)``; ort the body of
    ``SymbolicShapeInference.infer_shapes(proto, auto_merge=True)`` without its
    temp file; osi ``ir.serde.deserialize_model(proto)`` +
-   ``infer_symbolic_shapes``.  CPU time (process_time), median per model;
+   ``infer_symbolic_shapes``.  CPU time (process_time), median per model of the
+   timed runs of every round;
    reported: sum of the medians, median of the medians, ratios of the sums over
    the models every compared tool ran, and the models with the highest
    smtshape / onnx ratio.  A single run longer than ``--timeout`` is
@@ -467,7 +471,7 @@ def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
                     cpu.append(c)
                     wall.append(w)
             rec.update(cpu_ms=_med_ms(cpu, warm), wall_ms=_med_ms(wall, warm),
-                       cpu_times_ms=[x * 1e3 for x in cpu])
+                       cpu_times_ms=[x * 1e3 for x in cpu], wall_times_ms=[x * 1e3 for x in wall])
             rec["coverage"] = _safe_coverage(coverage, out, outs)
         except _RunTimeout:
             rec.update(status="timeout", error=f"a run took over {timeout:g} s")
@@ -673,19 +677,42 @@ def run_cold(args, log) -> dict:
 
 
 def run_corpus(args, log) -> dict:
-    """Part 3: {tool: {"status", "error", "models": {model: record}}}."""
-    out = {}
-    for tool in args.tools:
-        t0 = time.perf_counter()
-        status, recs, err = _spawn_json(_worker_cmd("--corpus-worker", tool, args.corpus, "--repeat",
-                                                    str(args.repeat), "--timeout", str(args.timeout)),
-                                        args.corpus_timeout)
-        models = {r["model"]: r for r in recs}
-        out[tool] = {"status": status, "error": err, "models": models, "subprocess_s": time.perf_counter() - t0}
-        ok = [r["cpu_ms"] for r in models.values() if r["status"] == "ok"]
-        log(f"corpus {tool:<9} {status} {len(ok)}/{len(models)} models ok, sum {sum(ok):.0f} ms CPU, "
-            f"{out[tool]['subprocess_s']:.0f} s" + (f" ({err})" if err else ""))
+    """Part 3: {tool: {"status", "error", "models": {model: record}}}, over
+    ``--corpus-rounds`` rounds in which the tools take turns."""
+    out = {t: {"status": "ok", "error": "", "models": {}, "subprocess_s": 0.0} for t in args.tools}
+    for r in range(max(1, args.corpus_rounds)):
+        for tool in (args.tools if r % 2 == 0 else list(reversed(args.tools))):
+            t0 = time.perf_counter()
+            status, recs, err = _spawn_json(_worker_cmd("--corpus-worker", tool, args.corpus, "--repeat",
+                                                        str(args.repeat), "--timeout", str(args.timeout)),
+                                            args.corpus_timeout)
+            o = out[tool]
+            o["subprocess_s"] += time.perf_counter() - t0
+            if status != "ok":
+                o["status"], o["error"] = status, err
+            for rec in recs:
+                _merge_round(o["models"], rec)
+            log(f"corpus round {r + 1} {tool:<9} {status} {len(recs)} models" + (f" ({err})" if err else ""))
+    for tool, o in out.items():
+        for rec in o["models"].values():
+            if rec["status"] == "ok":
+                rec["cpu_ms"] = statistics.median(rec["cpu_times_ms"])
+                rec["wall_ms"] = statistics.median(rec["wall_times_ms"])
+        ok = [r["cpu_ms"] for r in o["models"].values() if r["status"] == "ok"]
+        log(f"corpus {tool:<9} {o['status']} {len(ok)}/{len(o['models'])} models ok, sum {sum(ok):.0f} ms CPU, "
+            f"{o['subprocess_s']:.0f} s" + (f" ({o['error']})" if o["error"] else ""))
     return out
+
+
+def _merge_round(models: dict, rec: dict):
+    """Pool one round's record of a model into ``models``: the timed runs of every
+    round together; a model that failed in any round stays failed."""
+    prev = models.get(rec["model"])
+    if prev is None or (prev["status"] == "ok" and rec["status"] != "ok"):
+        models[rec["model"]] = rec
+    elif prev["status"] == "ok":
+        prev["cpu_times_ms"] = prev["cpu_times_ms"] + rec["cpu_times_ms"]
+        prev["wall_times_ms"] = prev["wall_times_ms"] + rec["wall_times_ms"]
 
 
 # ================================================================ report helpers
@@ -927,7 +954,9 @@ def cold_section(cold, tools, args) -> list:
 def corpus_section(corp, tools, args) -> list:
     out = ["## Warm, per model, over the corpus", "",
            f"`{os.path.relpath(args.corpus, ROOT)}`: every `*.onnx`, value_info stripped; one subprocess per tool; "
-           f"per model 1 warm-up and the median of {args.repeat} runs of CPU time from the in-memory ModelProto. "
+           f"{args.corpus_rounds} rounds, the tools taking turns (one subprocess per tool and round); per model "
+           f"and round 1 warm-up and {args.repeat} timed runs; the median of all timed runs of CPU time from "
+           "the in-memory ModelProto. "
            "Sums and ratios over the models both compared tools ran.", ""]
     out += ["| tool | models ok | failed | sum of medians ms | median per model ms | smtshape / tool (sums) |",
             "|---|---|---|---|---|---|"]
@@ -1103,7 +1132,10 @@ def parse_args(argv):
     ap.add_argument("--transformer-sizes", default=DEFAULT_SIZES["transformer"], help="node counts; '' for none")
     ap.add_argument("--cnn-sizes", default=DEFAULT_SIZES["cnn"], help="node counts; '' for none")
     ap.add_argument("--sizes", default=None, help="sets both --transformer-sizes and --cnn-sizes")
-    ap.add_argument("--repeat", type=int, default=3, help="timed runs per (tool, model) in parts graphs and corpus")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per (tool, model) in parts graphs and corpus "
+                    "(in corpus: per round)")
+    ap.add_argument("--corpus-rounds", type=int, default=3,
+                    help="part corpus: rounds in which the tools take turns (default 3)")
     ap.add_argument("--timeout", type=float, default=120.0,
                     help="seconds per graphs subprocess, per cold process, per single corpus run")
     ap.add_argument("--retries", type=int, default=1,
