@@ -79,7 +79,7 @@ every measurement runs in a fresh subprocess, one at a time:
    and that flatters CPU ratios.
 
 3. corpus: warm per-model time over every ``*.onnx`` in ``--corpus``
-   ``--corpus-rounds`` rounds (default 3); in each, one subprocess per tool (not
+   ``--corpus-rounds`` rounds (default 5); in each, one subprocess per tool (not
    per model), the tools taking turns (the order reversed every other round, so
    that a slow spell of a shared machine falls on every tool alike, not on one
    tool's whole run): every model is loaded with
@@ -1134,8 +1134,8 @@ def parse_args(argv):
     ap.add_argument("--sizes", default=None, help="sets both --transformer-sizes and --cnn-sizes")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per (tool, model) in parts graphs and corpus "
                     "(in corpus: per round)")
-    ap.add_argument("--corpus-rounds", type=int, default=3,
-                    help="part corpus: rounds in which the tools take turns (default 3)")
+    ap.add_argument("--corpus-rounds", type=int, default=5,
+                    help="part corpus: rounds in which the tools take turns (default 5)")
     ap.add_argument("--timeout", type=float, default=120.0,
                     help="seconds per graphs subprocess, per cold process, per single corpus run")
     ap.add_argument("--retries", type=int, default=1,
