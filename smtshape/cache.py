@@ -16,7 +16,9 @@ requirements again with the *new* node's provenance, so explanations, findings
 and conflicts name every node as if the rule had run.  (A requirement trivially
 true in canonical form stays so for inputs with the same canonical dims, after
 any later substitution: a replay does not restate it, and no output lists a
-trivial constraint anyway.)
+trivial constraint anyway.  The other way round, a replay may restate a requirement that
+the rule, run again, would skip because an earlier copy of it now holds (Reshape's
+``batch > 0``): the store records the restated one as a duplicate.)
 
 Why a hit is sound: the rule's outputs are a function of the key and of store
 facts, and store facts are never retracted (store.py), so what was derived from
