@@ -30,6 +30,7 @@ from .store import Store, Verdict
 # Values with more elements than this are not tracked element by element.
 MAX_VALUE_ELEMENTS = 4096
 INT64_MAX = 2 ** 63 - 1
+_Symbol = sympy.Symbol
 
 INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
              ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8,
@@ -205,6 +206,9 @@ class Context:
             dims = []
             for d in shape:
                 if d.__class__ is not int:
+                    if d.__class__ is _Symbol:      # (a dim symbol: nothing to normalize or cap)
+                        dims.append(d)
+                        continue
                     d = E.norm(d)
                     if not isinstance(d, int):
                         dims.append(self.cap(d))
