@@ -81,7 +81,7 @@ class RuleCache:
         if pb:
             parts = []
             in_function = node._scope.in_function
-            for a in pb:
+            for a in pb[:]:
                 if in_function and a.ref_attr_name:
                     return None       # (its value is the caller's; elsewhere it has none)
                 kind = a.type
@@ -164,7 +164,7 @@ def _tensor_key(a) -> tuple:
         return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
     raw = t.raw_data
     payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
-    return (a.name, t.data_type, tuple(t.dims), bool(raw), payload)
+    return (a.name, t.data_type, tuple(t.dims[:]), bool(raw), payload)
 
 
 def _const_ids(ctx, values: dict) -> tuple:

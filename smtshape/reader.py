@@ -162,7 +162,7 @@ class Tensor:
         self._proto = proto
         self.name = proto.name
         self.dtype = _dtype(proto.data_type)
-        self.shape = tuple(proto.dims)
+        self.shape = tuple(proto.dims[:])
         self.base_dir = base_dir
 
     @property
@@ -219,7 +219,7 @@ class Tensor:
             field = p.int64_data if code == 7 else p.uint64_data if code in (12, 13) else p.int32_data
             if len(field) != n:
                 return None
-            vals = tuple(field)
+            vals = tuple(field[:])
             if code in (2, 3, 4, 5):    # int32_data holds the narrow types widened: wrap as stored
                 bits = {2: 8, 3: 8, 4: 16, 5: 16}[code]
                 signed = code in (3, 5)
@@ -249,20 +249,27 @@ class Attr:
 
 
 class Node:
-    __slots__ = ("op_type", "domain", "name", "inputs", "outputs", "out_mask", "_proto", "_attrs", "_scope",
+    __slots__ = ("op_type", "domain", "_name", "inputs", "outputs", "out_mask", "_proto", "_attrs", "_scope",
                  "__weakref__")
 
     def __init__(self, proto, inputs, scope):
         self.op_type = proto.op_type
         d = proto.domain
         self.domain = "" if d == "ai.onnx" else d
-        self.name = proto.name
+        self._name = None        # (read on first use: a replayed node never needs it)
         self.inputs = inputs
         self.outputs = ()        # (and out_mask: set by the graph's reader, once the outputs are made)
         self.out_mask = 0
         self._proto = proto
         self._attrs = None
         self._scope = scope
+
+    @property
+    def name(self) -> str:
+        n = self._name
+        if n is None:
+            n = self._name = self._proto.name
+        return n
 
     @property
     def overload(self) -> str:
@@ -292,11 +299,11 @@ def _attr(p, scope) -> Attr:
     if t == _A_INT:
         return Attr(p.name, _AT.INT, p.i)
     if t == _A_INTS:
-        return Attr(p.name, _AT.INTS, list(p.ints))
+        return Attr(p.name, _AT.INTS, p.ints[:])
     if t == _A_FLOAT:
         return Attr(p.name, _AT.FLOAT, p.f)
     if t == _A_FLOATS:
-        return Attr(p.name, _AT.FLOATS, list(p.floats))
+        return Attr(p.name, _AT.FLOATS, p.floats[:])
     if t == _A_STRING:
         return Attr(p.name, _AT.STRING, _text(p.s, p.name))
     if t == _A_STRINGS:
@@ -418,8 +425,8 @@ class Graph:
         nodes = []
         append = nodes.append
         sorted_ = True
-        for p in gp.node:
-            names_in = p.input
+        for p in gp.node[:]:
+            names_in = p.input[:]      # (a slice: one call makes every string)
             ins = list(map(get, names_in))
             if None in ins:
                 for i, name in enumerate(names_in):
@@ -437,7 +444,7 @@ class Graph:
             outs = []
             all_named = True
             k = 0
-            for name in p.output:
+            for name in p.output[:]:
                 if name:
                     v = get(name)
                     if v is None:
