@@ -123,6 +123,8 @@ def kernel_dims(ctx, ws, rule: str) -> list:
         if len(kattr) != len(kernel):
             ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, W has {len(kernel)} spatial axes")
         for i, (kw, ka) in enumerate(zip(kernel, kattr)):
+            if kw == int(ka):
+                continue         # (unify would return it as it is: no message built)
             kernel[i] = unify(ctx, kw, int(ka), rule,
                               f"{ctx.op_type} kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
     return kernel

@@ -758,7 +758,7 @@ def concat(ctx):
     i0 = known[0][0]
     for i, s in known[1:]:
         for k in range(r):
-            if k != ax:
+            if k != ax and out[k] != s[k]:      # (equal: nothing to state, no message built)
                 out[k] = unify(ctx, out[k], s[k], "concat.dims",
                                f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
                                f"{_s(out[k])} == {_s(s[k])}")
@@ -766,11 +766,22 @@ def concat(ctx):
         out[ax] = E.total(s[ax] for s in shapes)
     else:
         out[ax] = ctx.data_symbol("concat_axis", None, "a Concat input has unknown rank")
+    ctx.set_output(0, out, dtype, value=_concat_values(ctx, n, ax, r, shapes))
+
+
+def _concat_values(ctx, n, ax, r, shapes):
+    """The known elements of a Concat's output, or None.  (Shape vectors, rank 1, are
+    joined as tuples: the common case, with no numpy arrays.)"""
+    if r == 1:
+        vals = [ctx.value(i) for i in range(n)]
+        if any(v is None or s is None or s[0] != len(v) for v, s in zip(vals, shapes)):
+            return None
+        out = tuple([x for v in vals for x in v])
+        return out if len(out) <= MAX_VALUE_ELEMENTS else None
     arrs = [_obj_array(ctx, i) for i in range(n)]
-    value = None
     if all(a is not None for a in arrs):
-        value = _flat(np.concatenate(arrs, axis=ax))
-    ctx.set_output(0, out, dtype, value=value)
+        return _flat(np.concatenate(arrs, axis=ax))
+    return None
 
 
 # ================================================================ Split
