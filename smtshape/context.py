@@ -311,7 +311,7 @@ class Context:
     def proven(self, relation: Relation) -> bool:
         return self.decide(relation) is Verdict.PROVEN
 
-    def cap(self, e, hint: str = ""):
+    def cap(self, e):
         """Replace an expression too big for sympy by an alias symbol (see Store.alias)."""
         if isinstance(e, int):
             return e
