@@ -23,7 +23,7 @@ POLICIES = ("skip", "refine", "strict", "override")
 
 def _annotated_dims(engine, shape, foreign: dict):
     """Annotated ir.Shape -> list of (int | expr | None)."""
-    from .parse import ParseError, parse_expr
+    from .parse import KEYWORDS, ParseError, parse_expr
     st = engine.store
     out = []
     for d in shape:
@@ -33,6 +33,13 @@ def _annotated_dims(engine, shape, foreign: dict):
         label = getattr(d, "value", None)
         if not label:
             out.append(None)
+            continue
+
+        if label.isascii() and label.isidentifier() and label not in KEYWORDS:
+            # one plain name, the common case: what the parser would make of it, without it
+            info = st.symbols.get(label)
+            out.append(info.symbol if info is not None and info.kind == "input"
+                       else foreign.setdefault(label, ("foreign", label)))
             continue
 
         def sym(name):
@@ -104,7 +111,12 @@ def check_annotations(engine, policy: str):
     anns = engine.annotations
     if policy == "skip":      # the walk collected nothing: read the declarations now, for findings only
         from .irtypes import is_container
-        anns = {v: v.shape for v in list(engine.values) if getattr(v, "shape", None) is not None
+        declared = getattr(engine.model, "annotated_values", None)   # (a model read by reader.py)
+        values = list(engine.values)
+        if declared is not None:    # the same values in the same (walk) order, without a look at each
+            declared = set(declared())
+            values = [v for v in values if v in declared] if declared else []
+        anns = {v: v.shape for v in values if getattr(v, "shape", None) is not None
                 and getattr(v, "name", None) and v.producer() is not None
                 and not is_container(v.type)}
     for o, ann in anns.items():

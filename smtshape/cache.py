@@ -8,7 +8,9 @@ key of a node is
     (domain, op, opset, attributes as stored in the file, which outputs exist,
      per input: canonical shape, dtype, canonical known elements, whether it is a constant)
 
-(a Constant's small tensor by its content, its name left out) and an entry holds
+(a Constant's small tensor too, as its serialized bytes: equal bytes are equal
+contents; exporters leave such a tensor's own name empty, and a named one only keys
+apart, a miss) and an entry holds
 what the rule did: each output's TensorInfo (shared, never changed once set) and
 each ``ctx.require`` (relation, rule id, message) that was not trivially true in
 canonical form.  Replaying sets the same outputs and states the same
@@ -85,12 +87,9 @@ class RuleCache:
                 if in_function and a.ref_attr_name:
                     return None       # (its value is the caller's; elsewhere it has none)
                 kind = a.type
-                if kind in _NO_CACHE_ATTRS:
-                    if kind != 4 or a.ByteSize() > 256:
-                        return None
-                    parts.append(_tensor_key(a))   # a small tensor (a Constant's): its content
-                else:
-                    parts.append(a.SerializeToString())
+                if kind in _NO_CACHE_ATTRS and (kind != 4 or a.ByteSize() > 256):
+                    return None
+                parts.append(a.SerializeToString())   # (a small tensor, a Constant's: its content)
             attrs = tuple(parts)
         epoch = store.canon_epoch
         get = values.get
@@ -150,21 +149,6 @@ class RuleCache:
         stored = tuple([(i, values[outs[i]]) for i in sorted(ctx.outputs_set)])
         consts = _const_ids(ctx, values) if ctx.const_read else None
         self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
-
-
-_TYPED_FIELD = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data",
-                8: "string_data", 14: "float_data", 15: "double_data"}     # the others: int32_data
-
-
-def _tensor_key(a) -> tuple:
-    """A tensor attribute by content: its name (different in every Constant) left out.
-    (The elements are in ``raw_data`` or in the one typed field of the tensor's type.)"""
-    t = a.t
-    if t.data_location == 1:     # external data: where it is
-        return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
-    raw = t.raw_data
-    payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
-    return (a.name, t.data_type, tuple(t.dims[:]), bool(raw), payload)
 
 
 def _const_ids(ctx, values: dict) -> tuple:

@@ -335,11 +335,14 @@ def _text(b: bytes, what: str) -> str:
 class _Scope:
     """Names visible in one graph: its own values, then the enclosing graphs'."""
 
-    __slots__ = ("names", "parent", "base_dir", "pending", "in_function")
+    __slots__ = ("names", "parent", "base_dir", "pending", "in_function", "annotated")
 
     def __init__(self, parent, base_dir, in_function=False):
         self.names: dict = {}
         self.parent = parent
+        # node outputs with a declared type (value_info, graph outputs), of this graph and
+        # every graph inside it: the only values policy skip's findings look at
+        self.annotated: list = parent.annotated if parent is not None else []
         self.base_dir = base_dir
         self.pending: dict = {}      # names read before any producer in this graph
         # a function body (or a graph inside one): attributes may refer to the caller's
@@ -408,6 +411,7 @@ class Graph:
             v = names.get(vi.name)
             if v is not None and v._producer is not None and vi.HasField("type"):
                 _set_type(v, vi.type)      # a declaration of a node output: an annotation
+                scope.annotated.append(v)
         outs = []
         for vi in gp.output:
             v = scope.find(vi.name)
@@ -550,6 +554,11 @@ class Model:
         self.opset_imports = imports
         self.graph = Graph(proto.graph, None, base_dir)
         self.functions = {(f.domain, f.name, f.overload): Function(f, base_dir) for f in proto.functions}
+
+    def annotated_values(self) -> list:
+        """The node outputs that carry a declared type (``value_info``, graph outputs) in
+        the main graph and in every subgraph read so far (a value may be listed twice)."""
+        return self.graph._scope.annotated
 
 
 def read_model(proto, base_dir: str = "") -> Model:

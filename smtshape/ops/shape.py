@@ -448,7 +448,7 @@ def _reshape(ctx, target, allowzero: bool):
     # (with zero elements any size can appear next to a 0)
     cap = None
     if in_shape is not None and all(isinstance(d, int) for d in in_shape):
-        n_el = int(np.prod(in_shape, dtype=object)) if in_shape else 1
+        n_el = math.prod(in_shape)
         cap = n_el if n_el > 0 else None
     for k, t in enumerate(target):
         have_in = in_shape is not None and k < len(in_shape)
