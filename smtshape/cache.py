@@ -8,6 +8,9 @@ key of a node is
     (domain, op, opset, attributes as stored in the file, which outputs exist,
      per input: canonical shape, dtype, canonical known elements, whether it is a constant)
 
+(each distinct per-input part numbered once, in ``RuleCache.parts``, and memoized on the
+TensorInfo with the epoch of canonical forms it was made in)
+
 (a Constant's small tensor too, as its serialized bytes: equal bytes are equal
 contents; exporters leave such a tensor's own name empty, and a named one only keys
 apart, a miss) and an entry holds
@@ -69,12 +72,14 @@ class Entry:
 class RuleCache:
     def __init__(self):
         self.entries: dict = {}
+        # each distinct per-input part of a key, numbered: a key is then a short tuple of
+        # strings, bytes and ints, hashed and compared without a look inside an expression
+        self.parts: dict = {}
         self.hits = 0
         self.misses = 0
 
     # ------------------------------------------------------------ key
-    @staticmethod
-    def key(node, opset, store, values: dict):
+    def key(self, node, opset, store, values: dict):
         """The key of a node read by ``reader`` (one with a ``_proto``), or None when
         this node is never cached.  (Built before any Context: a hit needs none.)"""
         proto = node._proto
@@ -92,6 +97,7 @@ class RuleCache:
                 parts.append(a.SerializeToString())   # (a small tensor, a Constant's: its content)
             attrs = tuple(parts)
         epoch = store.canon_epoch
+        parts = self.parts
         get = values.get
         ins = []
         for v in node.inputs:
@@ -102,8 +108,8 @@ class RuleCache:
             if t is None:
                 return None
             m = t.cache_key           # (memoized on the info: shared infos are read again and again)
-            if m is not None and m[0] == epoch:
-                ins.append(m[1])
+            if m is not None and m[0] == epoch and m[1] is parts:     # (numbers are this cache's)
+                ins.append(m[2])
                 continue
             if t.seq is not None:
                 return None
@@ -115,8 +121,11 @@ class RuleCache:
             if val is not None and not is_const:      # (a constant's elements are numbers)
                 val = canon_value(store, t)
             k = (shape, t.dtype, val, is_const)
-            t.cache_key = (epoch, k)
-            ins.append(k)
+            n = parts.get(k)
+            if n is None:
+                n = parts[k] = len(parts)
+            t.cache_key = (epoch, parts, n)
+            ins.append(n)
         return (node.domain, node.op_type, opset, attrs, node.out_mask, tuple(ins))
 
     # ------------------------------------------------------------ replay / record

@@ -52,7 +52,8 @@ class TensorInfo:
     canon: Any = field(default=None, repr=False, compare=False)
     # (store.canon_epoch, canonical value): ``Context.value_of``'s memo, the same way
     canon_value: Any = field(default=None, repr=False, compare=False)
-    # (store.canon_epoch, this input's part of a rule-result cache key): cache.py's memo
+    # (store.canon_epoch, parts table, the number of this input's part of a rule-result
+    # cache key in that table): cache.py's memo
     cache_key: Any = field(default=None, repr=False, compare=False)
 
 
