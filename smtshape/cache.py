@@ -62,8 +62,8 @@ class Entry:
         self.consts = consts        # identities of the constants read, or None
         self.unknowns = unknowns    # questions the rule got UNKNOWN for: asked again on replay
         # a replay leaves nothing for the engine to do after it (no folding to try, every
-        # named output set): a function of the key, so found out at the first replay
-        self.finished = None
+        # named output set): a function of the key, so found out when recorded (engine.py)
+        self.finished = False
         # a replay is only the outputs: nothing to compare, ask or restate, and finished
         # (the engine then sets them itself, with no Context)
         self.quick = False
@@ -152,12 +152,14 @@ class RuleCache:
         return e
 
     def record(self, ctx, key, values: dict):
+        """Store what the rule did for ``key``: the new Entry, or None when not stored."""
         if not ctx.cacheable or len(self.entries) >= MAX_ENTRIES:
-            return
+            return None
         outs = ctx.outputs
         stored = tuple([(i, values[outs[i]]) for i in sorted(ctx.outputs_set)])
         consts = _const_ids(ctx, values) if ctx.const_read else None
-        self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
+        e = self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
+        return e
 
 
 def _const_ids(ctx, values: dict) -> tuple:

@@ -225,6 +225,7 @@ class Engine:
                         values[outs[i]] = t
                     return
         ctx = Context(self, node, opset)
+        fold = None      # (whether to try constant folding, when already found out)
         if rule is None:
             fn = self.functions.get((domain, node.op_type, getattr(node, "overload", "")))
             if fn is not None:
@@ -232,12 +233,6 @@ class Engine:
         elif key is not None:
             e = cache.replay(ctx, e, self.values)
             if e is not None:
-                if e.finished is None:
-                    # whether inputs can be folded and outputs are settled follows from
-                    # the key (constness and known elements are in it): decided once
-                    e.finished = not self._wants_fold(ctx) and \
-                        {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
-                    e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
                 if e.finished:
                     return
                 rule = _replayed
@@ -252,7 +247,15 @@ class Engine:
                 rule(ctx)
                 if ctx.recorded is not None and before == (len(st.symbols), len(st.conflicts),
                                                            len(self.diagnostics), self.assumption_notes):
-                    self.cache.record(ctx, key, self.values)
+                    e = self.cache.record(ctx, key, self.values)
+                    if e is not None:
+                        # whether inputs can be folded and outputs are settled follows from
+                        # the key (constness and known elements are in it): decided once, here
+                        # (the outputs are the entry's, and folding has not run yet)
+                        fold = self._wants_fold(ctx)
+                        e.finished = not fold and \
+                            {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
+                        e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
             else:
                 self._fallback(ctx)
         except RuleError as e:
@@ -263,7 +266,9 @@ class Engine:
                             f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
             ctx.outputs_set.clear()
         values = self.values
-        if self._wants_fold(ctx):
+        if fold is None:
+            fold = self._wants_fold(ctx)
+        if fold:
             from .fold import try_fold
             try:
                 try_fold(ctx)
