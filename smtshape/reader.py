@@ -35,6 +35,10 @@ from .errors import BadInput
 
 _DT = ir.DataType
 _AT = ir.AttributeType
+(_AT_INT, _AT_INTS, _AT_FLOAT, _AT_FLOATS, _AT_STRING, _AT_STRINGS, _AT_TENSOR, _AT_TENSORS, _AT_GRAPH,
+ _AT_GRAPHS, _AT_SPARSE_TENSOR, _AT_SPARSE_TENSORS, _AT_UNDEFINED) = (
+    _AT.INT, _AT.INTS, _AT.FLOAT, _AT.FLOATS, _AT.STRING, _AT.STRINGS, _AT.TENSOR, _AT.TENSORS, _AT.GRAPH,
+    _AT.GRAPHS, _AT.SPARSE_TENSOR, _AT.SPARSE_TENSORS, _AT.UNDEFINED)      # (read once, not per attribute)
 
 # AttributeProto.type numbers
 _A_FLOAT, _A_INT, _A_STRING, _A_TENSOR, _A_GRAPH = 1, 2, 3, 4, 5
@@ -279,8 +283,13 @@ class Node:
     def attributes(self) -> dict:
         a = self._attrs
         if a is None:
-            a = self._attrs = {p.name: _attr(p, self._scope) for p in self._proto.attribute} \
-                if self._proto.attribute else {}
+            a = self._attrs = {}
+            pb = self._proto.attribute
+            if pb:
+                scope = self._scope
+                for p in pb[:]:
+                    name = p.name
+                    a[name] = _attr(p, scope, name)
         return a
 
     @property
@@ -292,37 +301,37 @@ class Node:
         return f"Node({self.op_type!r}, {self.name!r})"
 
 
-def _attr(p, scope) -> Attr:
+def _attr(p, scope, name: str) -> Attr:
     if p.ref_attr_name:
-        return Attr(p.name, _AT(p.type) if p.type else _AT.UNDEFINED, None, p.ref_attr_name)
+        return Attr(name, _AT(p.type) if p.type else _AT_UNDEFINED, None, p.ref_attr_name)
     t = p.type
     if t == _A_INT:
-        return Attr(p.name, _AT.INT, p.i)
+        return Attr(name, _AT_INT, p.i)
     if t == _A_INTS:
-        return Attr(p.name, _AT.INTS, p.ints[:])
+        return Attr(name, _AT_INTS, p.ints[:])
     if t == _A_FLOAT:
-        return Attr(p.name, _AT.FLOAT, p.f)
+        return Attr(name, _AT_FLOAT, p.f)
     if t == _A_FLOATS:
-        return Attr(p.name, _AT.FLOATS, p.floats[:])
+        return Attr(name, _AT_FLOATS, p.floats[:])
     if t == _A_STRING:
-        return Attr(p.name, _AT.STRING, _text(p.s, p.name))
+        return Attr(name, _AT_STRING, _text(p.s, name))
     if t == _A_STRINGS:
-        return Attr(p.name, _AT.STRINGS, [_text(s, p.name) for s in p.strings])
+        return Attr(name, _AT_STRINGS, [_text(s, name) for s in p.strings])
     if t == _A_TENSOR:
-        return Attr(p.name, _AT.TENSOR, Tensor(p.t, scope.base_dir))
+        return Attr(name, _AT_TENSOR, Tensor(p.t, scope.base_dir))
     if t == _A_TENSORS:
-        return Attr(p.name, _AT.TENSORS, [Tensor(x, scope.base_dir) for x in p.tensors])
+        return Attr(name, _AT_TENSORS, [Tensor(x, scope.base_dir) for x in p.tensors])
     if t == _A_GRAPH:
-        return Attr(p.name, _AT.GRAPH, Graph(p.g, scope))
+        return Attr(name, _AT_GRAPH, Graph(p.g, scope))
     if t == _A_GRAPHS:
-        return Attr(p.name, _AT.GRAPHS, [Graph(g, scope) for g in p.graphs])
+        return Attr(name, _AT_GRAPHS, [Graph(g, scope) for g in p.graphs])
     if t == _A_SPARSE:
-        return Attr(p.name, _AT.SPARSE_TENSOR, p.sparse_tensor)
+        return Attr(name, _AT_SPARSE_TENSOR, p.sparse_tensor)
     if t == _A_SPARSES:
-        return Attr(p.name, _AT.SPARSE_TENSORS, list(p.sparse_tensors))
+        return Attr(name, _AT_SPARSE_TENSORS, list(p.sparse_tensors))
     if t in (_A_TYPE, _A_TYPES):
-        return Attr(p.name, _AT(t), p.tp if t == _A_TYPE else list(p.type_protos))
-    return Attr(p.name, _AT.UNDEFINED, None)
+        return Attr(name, _AT(t), p.tp if t == _A_TYPE else list(p.type_protos))
+    return Attr(name, _AT_UNDEFINED, None)
 
 
 def _text(b: bytes, what: str) -> str:
