@@ -162,9 +162,9 @@ class Tensor:
 
     __slots__ = ("_proto", "name", "dtype", "shape", "base_dir")
 
-    def __init__(self, proto, base_dir: str = ""):
+    def __init__(self, proto, base_dir: str = "", name: str | None = None):
         self._proto = proto
-        self.name = proto.name
+        self.name = proto.name if name is None else name
         self.dtype = _dtype(proto.data_type)
         self.shape = tuple(proto.dims[:])
         self.base_dir = base_dir
@@ -383,27 +383,29 @@ class Graph:
         inputs = []
         # IR < 4 lists initializers as inputs too: their declared types are not read (the
         # initializer gives the type, and the analysis takes them as constants)
-        init_names = {tp.name for tp in gp.initializer} if gp.initializer and gp.input else ()
+        init_protos = gp.initializer[:]
+        init_names = [tp.name for tp in init_protos]     # (each read once: used again below)
+        init_set = set(init_names) if init_names and gp.input else ()
         for vi in gp.input:
             name = vi.name
             v = Value(name)
-            if name not in init_names:
+            if name not in init_set:
                 _set_type(v, vi.type)
             names[name] = v
             inputs.append(v)
         self.inputs = inputs
         inits = {}
-        for tp in gp.initializer:
-            v = names.get(tp.name)
+        base_dir = scope.base_dir
+        for tp, name in zip(init_protos, init_names):
+            v = names.get(name)
             if v is None:
-                v = Value(tp.name)
-                names[tp.name] = v
-            t = Tensor(tp, scope.base_dir)
+                v = names[name] = Value(name)
+            t = Tensor(tp, base_dir, name)
             v.const_value = t
             v.dtype = t.dtype
             v.type = TensorType(t.dtype)
             v.shape = t.shape
-            inits[tp.name] = v
+            inits[name] = v
         for sp in gp.sparse_initializer:
             tp = sp.values
             v = names.get(tp.name)
