@@ -13,7 +13,6 @@ Conventions: ``BIG`` is the magnitude from which a Slice/Shape index means
 from __future__ import annotations
 
 import math
-from collections import Counter
 from functools import lru_cache
 
 import numpy as np
@@ -148,13 +147,14 @@ def _vector_len(ctx, i):
 # ---------------------------------------------------------------- exact division
 
 def _factorize(dims):
-    """(integer content, Counter of non-constant factors) of a product of dims.
+    """(integer content, {non-constant factor: exponent}) of a product of dims.
 
     Each dim is split with ``as_content_primitive`` so ``64*S + 64`` counts as
-    ``64 * (S + 1)``; powers count their base repeatedly.
+    ``64 * (S + 1)``; powers count their base repeatedly.  (Plain dicts, in the
+    order the factors first appear: this runs on every Reshape.)
     """
     coeff = 1
-    fac: Counter = Counter()
+    fac: dict = {}
     for d in dims:
         if isinstance(d, int):
             coeff *= d
@@ -164,7 +164,7 @@ def _factorize(dims):
             return None
         coeff *= one[0]
         for f, k in one[1]:
-            fac[f] += k
+            fac[f] = fac.get(f, 0) + k
     return coeff, fac
 
 
@@ -178,18 +178,23 @@ def _factor_dim(d):
     pc, rest = p.as_coeff_Mul()
     if not pc.is_Integer:
         return None
-    out: Counter = Counter()
+    out: dict = {}
     for f in sympy.Mul.make_args(rest):
         if f == 1:
             continue
         if f.is_Pow and f.exp.is_Integer and int(f.exp) > 0:
-            out[f.base] += int(f.exp)
+            out[f.base] = out.get(f.base, 0) + int(f.exp)
         else:
-            out[f] += 1
+            out[f] = out.get(f, 0) + 1
     return int(c) * int(pc), tuple(out.items())
 
 
-def _build(coeff: int, fac: Counter):
+def _minus(a: dict, b: dict) -> dict:
+    """The factors of ``a`` with ``b``'s taken away (none below zero), in ``a``'s order."""
+    return {f: k - b.get(f, 0) for f, k in a.items() if k > b.get(f, 0)}
+
+
+def _build(coeff: int, fac: dict):
     return E.prod([coeff] + [E.norm(f) for f, k in fac.items() for _ in range(k)])
 
 
@@ -205,9 +210,9 @@ def exact_div_products(num_dims, den_dims):
     if n is None or d is None or d[0] == 0:
         return None
     (cn, fn), (cd, fd) = n, d
-    if any(fd[f] > fn[f] for f in fd) or cn % cd != 0:
+    if any(k > fn.get(f, 0) for f, k in fd.items()) or cn % cd != 0:
         return None
-    return _build(cn // cd, fn - fd)
+    return _build(cn // cd, _minus(fn, fd))
 
 
 def _numel_relation(ctx, a_dims, b_dims):
@@ -221,9 +226,9 @@ def _numel_relation(ctx, a_dims, b_dims):
     if a is None or b is None or a[0] == 0 or b[0] == 0:
         return eq(E.prod(a_dims), E.prod(b_dims))
     (ca, fa), (cb, fb) = a, b
-    common = fa & fb
+    common = {f: min(k, fb[f]) for f, k in fa.items() if f in fb}
     g = math.gcd(ca, cb)
-    lhs, rhs = _build(ca // g, fa - common), _build(cb // g, fb - common)
+    lhs, rhs = _build(ca // g, _minus(fa, common)), _build(cb // g, _minus(fb, common))
     rel = eq(lhs, rhs)
     if lhs == rhs:
         return rel          # the same factors on both sides: true whatever the common ones are
@@ -426,7 +431,7 @@ def _multiple_of(d, t) -> bool:
     ft, fd = _factorize([t]), _factorize([d])
     if ft is None or fd is None or ft[0] == 0:
         return False
-    return all(fd[1][f] >= k for f, k in ft[1].items()) and fd[0] % ft[0] == 0
+    return all(fd[1].get(f, 0) >= k for f, k in ft[1].items()) and fd[0] % ft[0] == 0
 
 
 def _copy_dim(ctx, t, d):
