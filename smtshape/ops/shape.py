@@ -439,6 +439,13 @@ def _copy_dim(ctx, t, d):
     (``allowzero == 0``: a runtime 0 copies ``d``)."""
     if t == d or _multiple_of(d, t) or ctx.proven(any_of(ne(t, 0), eq(d, 0))):
         return t
+    return _zero_copies(t, d)
+
+
+@lru_cache(maxsize=4096)
+def _zero_copies(t, d):
+    """``d if t == 0 else t`` (memoized: sympy builds a Piecewise slowly, and exporters
+    repeat the same pair in every attention block)."""
     return E.norm(sympy.Piecewise((E.to_sympy(d), sympy.Eq(E.to_sympy(t), 0)), (E.to_sympy(t), True)))
 
 
