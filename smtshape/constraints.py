@@ -134,6 +134,21 @@ class Not:
 Relation = Union[Rel, Or, And, Not]
 
 
+def number_truth(r):
+    """True / False for a relation whose every side is a plain int (``3 >= 1``, and
+    ``And`` / ``Or`` of such), else None: no algebra, so cheap enough to ask first."""
+    cls = r.__class__
+    if cls is Rel:
+        a, b = r.lhs, r.rhs
+        return _OPS[r.op](a, b) if a.__class__ is int and b.__class__ is int else None
+    if cls is And or cls is Or:
+        vals = [number_truth(a) for a in r.args]
+        if None in vals:
+            return None
+        return all(vals) if cls is And else any(vals)
+    return None
+
+
 def _sides_of(r) -> tuple:
     """Every expression a relation compares."""
     if isinstance(r, Rel):

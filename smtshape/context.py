@@ -23,7 +23,7 @@ from . import irtypes as ir
 import sympy
 
 from . import expr as E
-from .constraints import Provenance, Relation, eq, violation
+from .constraints import Constraint, Provenance, Relation, eq, number_truth, violation
 from .errors import RuleError
 from .store import Store, Verdict
 
@@ -248,6 +248,10 @@ class Context:
                                 f"a dim of {self.op_type} that the analysis cannot compute")
 
     def require(self, relation: Relation, rule: str, message: str):
+        if number_truth(relation) is True:
+            # true on numbers alone (a static model's checks): nothing to state.  The store
+            # would file it as trivial, which no output lists and no replay restates.
+            return Constraint(-1, relation, self.provenance(rule, message), status="trivial")
         n = len(self.store.conflicts)
         c = self.store.add(relation, self.provenance(rule, message))
         if self.recorded is not None and c.status != "trivial":
