@@ -46,7 +46,8 @@ class TensorInfo:
     dtype: Any = None                   # onnx_ir.DataType or None
     value: tuple | None = None          # flattened known elements (small int/bool tensors)
     const: np.ndarray | None = None     # the full constant, when the value is an initializer/Constant
-    tensor: Any = None                  # an onnx_ir tensor, converted to ``const`` on first use
+    tensor: Any = None                  # anything with ``numpy()`` (a tensor, a ConstantOfShape's
+                                        # fill): converted to ``const`` on first use
     seq: "SeqInfo | None" = None        # a sequence / optional value (then shape and dtype are None)
     # (store.canon_epoch, canonical shape): ``Context.shape``'s memo, valid while no elimination
     canon: Any = field(default=None, repr=False, compare=False)

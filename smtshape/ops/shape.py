@@ -334,15 +334,15 @@ def _target_dims(ctx, i, what: str, allow_neg=False):
 def constant_of_shape(ctx):
     ctx.check_inputs(1, 1)
     t = ctx.node.attributes.get("value")
+    tv = None
     if t is not None:
         tv = t.value
         dtype = tv.dtype
-        fill = np.asarray(tv.numpy()).reshape(-1)
-        if fill.size != 1:
-            ctx.fail(f"attribute 'value' must hold one element, it holds {fill.size}")
-        fill = fill[0]
+        size = math.prod(tv.shape)
+        if size != 1:
+            ctx.fail(f"attribute 'value' must hold one element, it holds {size}")
     else:
-        dtype, fill = ir.DataType.FLOAT, np.float32(0)
+        dtype = ir.DataType.FLOAT
     target = _target_dims(ctx, 0, "shape")
     if target is None:
         ctx.set_output(0, None, dtype)
@@ -359,13 +359,35 @@ def constant_of_shape(ctx):
         if not isinstance(e, int) and _sign(ctx, e) != "nonneg":
             ctx.require(ge(e, 0), "constantofshape.nonnegative", f"shape element {k} ({_s(e)}) is >= 0")
         dims.append(e)
-    value = const = None
+    value = filled = None
     if all(isinstance(d, int) for d in dims) and math.prod(dims) <= MAX_VALUE_ELEMENTS:
         n = math.prod(dims)
+        filled = _Filled(dims, tv)
         if dtype in INT_TYPES:
+            fast = getattr(tv, "int_values", None)      # (a reader tensor: no numpy)
+            one = fast(1) if fast is not None else None
+            fill = one[0] if one else filled.element()
             value = (bool(fill) if dtype == ir.DataType.BOOL else int(fill),) * n
-        const = np.full(dims, fill, dtype=np.asarray(fill).dtype)
-    ctx.set_output(0, dims, dtype, value=value, const=const)
+    ctx.set_output(0, dims, dtype, value=value, tensor=filled)
+
+
+class _Filled:
+    """A ConstantOfShape's output as a lazy tensor: the array is made when a rule reads it."""
+
+    __slots__ = ("dims", "fill")
+
+    def __init__(self, dims, fill):
+        self.dims = tuple(dims)
+        self.fill = fill         # the 'value' tensor attribute, or None: float 0
+
+    def element(self):
+        if self.fill is None:
+            return np.float32(0)
+        return np.asarray(self.fill.numpy()).reshape(-1)[0]
+
+    def numpy(self):
+        x = self.element()
+        return np.full(self.dims, x, dtype=np.asarray(x).dtype)
 
 
 # ================================================================ Range
