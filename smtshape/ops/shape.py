@@ -1120,16 +1120,22 @@ def gather(ctx):
     ax = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
     out = list(ds[:ax]) + list(isx) + list(ds[ax + 1:])
     value = None
-    arr = _obj_array(ctx, 0)
     from .indexing import index_bound
     bad = index_bound(ctx, 1, ds[ax], ax, "gather.index_bound", "Gather index")
     ind = _ints_of(ctx, 1, "indices")
-    if ind is not None and isinstance(ds[ax], int) and not bad:
+    if ind is not None and isinstance(ds[ax], int) and not bad \
+            and all(isinstance(d, int) for d in out) and math.prod(out) <= MAX_VALUE_ELEMENTS:
         n = ds[ax]
-        if arr is not None and all(isinstance(d, int) for d in out) and math.prod(out) <= MAX_VALUE_ELEMENTS:
-            picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind], dtype=np.int64).reshape(isx),
-                             axis=ax)
-            value = _flat(picked)
+        v = ctx.value(0)
+        if r == 1 and v is not None and len(v) == n:
+            # a shape vector's elements picked (the exporters' Shape -> Gather): no numpy
+            value = tuple([v[i + n if i < 0 else i] for i in ind])
+        else:
+            arr = _obj_array(ctx, 0)
+            if arr is not None:
+                picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind],
+                                                dtype=np.int64).reshape(isx), axis=ax)
+                value = _flat(picked)
     ctx.set_output(0, out, dtype, value=value)
 
 
