@@ -13,6 +13,9 @@
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
+from . import expr as E
 from .constraints import Conflict, Provenance, eq
 from .errors import BadInput
 from .printing import show
@@ -23,7 +26,7 @@ POLICIES = ("skip", "refine", "strict", "override")
 
 def _annotated_dims(engine, shape, foreign: dict):
     """Annotated ir.Shape -> list of (int | expr | None)."""
-    from .parse import KEYWORDS, ParseError, parse_expr
+    from .parse import KEYWORDS
     st = engine.store
     out = []
     for d in shape:
@@ -34,7 +37,6 @@ def _annotated_dims(engine, shape, foreign: dict):
         if not label:
             out.append(None)
             continue
-
         if label.isascii() and label.isidentifier() and label not in KEYWORDS:
             # one plain name, the common case: what the parser would make of it, without it
             info = st.symbols.get(label)
@@ -42,17 +44,36 @@ def _annotated_dims(engine, shape, foreign: dict):
                        else foreign.setdefault(label, ("foreign", label)))
             continue
 
-        def sym(name):
-            info = st.symbols.get(name)
-            if info is not None and info.kind == "input":
-                return info.symbol
-            raise KeyError(name)
-        try:
-            out.append(parse_expr(label, symbol=sym))
-        except (ParseError, KeyError, BadInput):
-            # a name we do not know: it claims only that equal names are equal
+        parsed = _parsed_label(label)
+        if parsed is not None and all(_input_symbol(st, n) is E.symbol(n) for n in parsed[1]):
+            out.append(parsed[0])
+        else:
+            # not an expression, or a name we do not know: it claims only that equal names are equal
             out.append(foreign.setdefault(label, ("foreign", label)))
     return out
+
+
+def _input_symbol(st, name):
+    info = st.symbols.get(name)
+    return info.symbol if info is not None and info.kind == "input" else None
+
+
+@lru_cache(maxsize=4096)
+def _parsed_label(label: str):
+    """(expression, the names it reads) of a dim_param, or None when it is not an
+    expression.  Each name is read as ``expr.symbol(name)``, the symbol the store makes for
+    an input dim of that name: the caller uses the expression only when every name is one.
+    (Memoized: exporters write the same labels on every model's outputs.)"""
+    from .parse import ParseError, parse_expr
+    names = []
+
+    def sym(name):
+        names.append(name)
+        return E.symbol(name)
+    try:
+        return parse_expr(label, symbol=sym), tuple(names)
+    except (ParseError, BadInput):
+        return None
 
 
 def apply_override(engine, ctx):
