@@ -77,8 +77,8 @@ class SeqInfo:
 
 
 class Context:
-    __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "name", "outputs_set", "inputs",
-                 "outputs", "recorded", "cacheable", "const_read", "unknowns")
+    __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "_name", "_index", "outputs_set",
+                 "inputs", "outputs", "recorded", "cacheable", "const_read", "unknowns")
 
     def __init__(self, engine, node: ir.Node, opset: int | None):
         self.engine = engine
@@ -87,7 +87,8 @@ class Context:
         self.opset = opset
         self.op_type = node.op_type
         self.domain = node.domain
-        self.name = node.name or f"{node.op_type}_{engine.node_index}"
+        self._name = None                # (the node's name is read when a message needs it)
+        self._index = engine.node_index
         self.outputs_set: set[int] = set()
         self.inputs = node.inputs        # onnx_ir builds a new tuple per access: read once
         self.outputs = node.outputs
@@ -96,6 +97,14 @@ class Context:
         self.cacheable = True               # False: the result depends on more than the cache key
         self.const_read = False             # the rule read a constant's elements (``const``)
         self.unknowns: list | None = None   # questions ``decide`` answered UNKNOWN
+
+    @property
+    def name(self) -> str:
+        """The node's name, or ``<op type>_<position in the walk>`` when it has none."""
+        n = self._name
+        if n is None:
+            n = self._name = self.node.name or f"{self.op_type}_{self._index}"
+        return n
 
     # ------------------------------------------------------------ inputs
     @property
