@@ -11,9 +11,9 @@ key of a node is
 (each distinct per-input part numbered once, in ``RuleCache.parts``, and memoized on the
 TensorInfo with the epoch of canonical forms it was made in)
 
-(a Constant's small tensor too, as its serialized bytes: equal bytes are equal
-contents; exporters leave such a tensor's own name empty, and a named one only keys
-apart, a miss) and an entry holds
+(a Constant's small tensor by its content: its serialized bytes when the tensor has no
+name of its own, as the PyTorch exporters write it, else its fields without the name,
+which differs in every Constant) and an entry holds
 what the rule did: each output's TensorInfo (shared, never changed once set) and
 each ``ctx.require`` (relation, rule id, message) that was not trivially true in
 canonical form.  Replaying sets the same outputs and states the same
@@ -92,9 +92,13 @@ class RuleCache:
                 if in_function and a.ref_attr_name:
                     return None       # (its value is the caller's; elsewhere it has none)
                 kind = a.type
-                if kind in _NO_CACHE_ATTRS and (kind != 4 or a.ByteSize() > 256):
-                    return None
-                parts.append(a.SerializeToString())   # (a small tensor, a Constant's: its content)
+                if kind in _NO_CACHE_ATTRS:
+                    if kind != 4 or a.ByteSize() > 256:
+                        return None
+                    if a.t.name:      # (its name differs in every Constant: keyed by content)
+                        parts.append(_tensor_key(a))
+                        continue
+                parts.append(a.SerializeToString())   # (an unnamed small tensor: its content)
             attrs = tuple(parts)
         epoch = store.canon_epoch
         parts = self.parts
@@ -160,6 +164,21 @@ class RuleCache:
         consts = _const_ids(ctx, values) if ctx.const_read else None
         e = self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
         return e
+
+
+_TYPED_FIELD = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data",
+                8: "string_data", 14: "float_data", 15: "double_data"}     # the others: int32_data
+
+
+def _tensor_key(a) -> tuple:
+    """A tensor attribute by content: its name (different in every Constant) left out.
+    (The elements are in ``raw_data`` or in the one typed field of the tensor's type.)"""
+    t = a.t
+    if t.data_location == 1:     # external data: where it is
+        return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
+    raw = t.raw_data
+    payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
+    return (a.name, t.data_type, tuple(t.dims[:]), bool(raw), payload)
 
 
 def _const_ids(ctx, values: dict) -> tuple:

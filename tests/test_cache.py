@@ -132,3 +132,26 @@ def test_a_key_follows_an_elimination(monkeypatch):
     assert res.engine.cache.hits == 1            # r3, under the new canonical key
     assert [str(d) for d in res.shape("d")] == [str(d) for d in res.shape("a")]
     assert _summary(res) == _summary(_analyze(m, False, monkeypatch))
+
+
+def test_constants_that_differ_only_in_their_tensor_names_replay():
+    """A Constant's tensor is keyed by its content: exporters that name each Constant's
+    tensor (a name of its own per node) still get a hit on the same elements, and a
+    different element never hits."""
+    import numpy as np
+    from onnx import numpy_helper
+    nodes = []
+    for k in range(6):
+        v = [1] if k < 5 else [2]          # the last one holds another element
+        nodes.append(helper.make_node("Constant", [], [f"c{k}"], name=f"const{k}",
+                                      value=numpy_helper.from_array(np.array(v, dtype=np.int64),
+                                                                    name=f"const{k}_value")))
+        nodes.append(helper.make_node("Unsqueeze", ["x", f"c{k}"], [f"u{k}"], name=f"unsq{k}"))
+    m = _model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, ["n", 3])],
+               [helper.make_tensor_value_info(f"u{k}", T.FLOAT, None) for k in range(6)])
+    res = smtshape.analyze(m)
+    assert [str(d) for d in res.shape("u0")] == ["n", "1", "3"]
+    assert [str(d) for d in res.shape("u5")] == ["n", "3", "1"]
+    # the first Constant and Unsqueeze miss, the next four of each hit; the last pair misses
+    assert res.engine.cache.hits == 8
+    assert res.engine.cache.misses == 4
