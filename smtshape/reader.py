@@ -346,12 +346,14 @@ class _Scope:
 
     __slots__ = ("names", "parent", "base_dir", "pending", "in_function", "annotated")
 
-    def __init__(self, parent, base_dir, in_function=False):
+    def __init__(self, parent, base_dir, in_function=False, annotated=None):
         self.names: dict = {}
         self.parent = parent
         # node outputs with a declared type (value_info, graph outputs), of this graph and
-        # every graph inside it: the only values policy skip's findings look at
-        self.annotated: list = parent.annotated if parent is not None else []
+        # every graph inside it (one list per model, functions' bodies included): the only
+        # values policy skip's findings look at
+        self.annotated: list = parent.annotated if parent is not None else \
+            (annotated if annotated is not None else [])
         self.base_dir = base_dir
         self.pending: dict = {}      # names read before any producer in this graph
         # a function body (or a graph inside one): attributes may refer to the caller's
@@ -519,13 +521,13 @@ class Function:
     __slots__ = ("domain", "name", "overload", "inputs", "outputs", "_nodes", "is_sorted", "opset_imports",
                  "attributes", "_scope")
 
-    def __init__(self, fp, base_dir: str):
+    def __init__(self, fp, base_dir: str, annotated=None):
         self.domain = fp.domain
         self.name = fp.name
         self.overload = fp.overload
         self.opset_imports = {o.domain: o.version for o in fp.opset_import}
         self.attributes = list(fp.attribute)
-        scope = _Scope(None, base_dir, in_function=True)
+        scope = _Scope(None, base_dir, in_function=True, annotated=annotated)
         self._scope = scope
         self.inputs = []
         for name in fp.input:
@@ -564,11 +566,14 @@ class Model:
             imports["" if o.domain == "ai.onnx" else o.domain] = o.version
         self.opset_imports = imports
         self.graph = Graph(proto.graph, None, base_dir)
-        self.functions = {(f.domain, f.name, f.overload): Function(f, base_dir) for f in proto.functions}
+        annotated = self.graph._scope.annotated
+        self.functions = {(f.domain, f.name, f.overload): Function(f, base_dir, annotated)
+                          for f in proto.functions}
 
     def annotated_values(self) -> list:
         """The node outputs that carry a declared type (``value_info``, graph outputs) in
-        the main graph and in every subgraph read so far (a value may be listed twice)."""
+        the main graph, the functions and every subgraph read so far (a value may be
+        listed twice)."""
         return self.graph._scope.annotated
 
 

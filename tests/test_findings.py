@@ -323,3 +323,25 @@ def test_cli_query_exit_codes_are_distinct(tmp_path):
         r = subprocess.run([sys.executable, "-m", "smtshape", "query", str(p), claim], capture_output=True, text=True)
         codes[claim] = (r.returncode, r.stdout.split(":")[0])
     assert codes == {"seq <= 128": (0, "PROVEN"), "seq > 300": (1, "REFUTED"), "batch == seq": (6, "CONTINGENT")}
+
+
+def test_contradicting_declaration_in_a_branch_is_a_finding_under_skip():
+    """Policy skip reads the declarations of every graph, a subgraph's too (the reader
+    lists the declared values as it reads each graph)."""
+    def branch(name, declared):
+        return helper.make_graph(
+            [helper.make_node("Relu", ["x"], [f"{name}_h"], name=f"{name}_relu"),
+             helper.make_node("Relu", [f"{name}_h"], [f"{name}_y"], name=f"{name}_relu2")], name, [],
+            [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, None)],
+            value_info=[helper.make_tensor_value_info(f"{name}_h", TensorProto.FLOAT, declared)])
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], name="if", then_branch=branch("then", ["N", 4]),
+                          else_branch=branch("else", ["N", 5]))], "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    res = smtshape.analyze(m, policy="skip")
+    assert [str(d) for d in res.shape("y")] == ["N", "4"]
+    (d,) = [d for d in res.diagnostics if d.kind == "annotation"]
+    assert "'else_h' is declared [N, 5] but inferred [N, 4]" in d.message
