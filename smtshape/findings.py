@@ -23,10 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import sympy
-
 from . import expr as E
-from .constraints import Rel, eq, ge, le
+from .constraints import eq, ge, le
 from .lazyz3 import z3
 from .printing import show
 from .store import cone as store_cone
@@ -273,7 +271,7 @@ def _conditional_upper(out, store, sv, cone, s, v, inputs):
     if hi is None:
         return
     cond = " and ".join(f"{o.name} >= 1" for o in sorted(others, key=lambda x: x.name))
-    from .constraints import all_of, any_of, lt
+    from .constraints import any_of, lt
     rel = any_of(*(lt(o, 1) for o in others), le(s, hi))
     if _assumptions_alone_imply(store, rel):
         return

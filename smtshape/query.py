@@ -231,7 +231,6 @@ def _binding(b: dict) -> str:
 def query(result, claim) -> QueryAnswer:
     """PROVEN / REFUTED / CONTINGENT (with a witness binding for each side) / UNKNOWN."""
     import z3
-    from .findings import _Solver
     from .store import Verdict
     from .z3bridge import Untranslatable
     text = claim if isinstance(claim, str) else str(claim)
