@@ -76,6 +76,11 @@ class SeqInfo:
     optional: bool = False
 
 
+# what ``Context.require`` returns for a relation true on numbers alone (never stored; its
+# callers read only ``status``)
+_HOLDS = Constraint(-1, eq(0, 0), Provenance("", "", "trivial", "true on numbers alone"), status="trivial")
+
+
 class Context:
     __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "_name", "_index", "outputs_set",
                  "inputs", "outputs", "recorded", "cacheable", "const_read", "unknowns")
@@ -257,11 +262,16 @@ class Context:
         return self.data_symbol(hint or f"{self.op_type.lower()}_dim", None,
                                 f"a dim of {self.op_type} that the analysis cannot compute")
 
-    def require(self, relation: Relation, rule: str, message: str):
+    def require(self, relation: Relation, rule: str, message):
+        """State ``relation`` with its provenance.  ``message`` is the sentence, or a
+        function that makes it: called only when the relation is stated (a rule whose
+        check usually holds as it stands builds no message then)."""
         if number_truth(relation) is True:
             # true on numbers alone (a static model's checks): nothing to state.  The store
             # would file it as trivial, which no output lists and no replay restates.
-            return Constraint(-1, relation, self.provenance(rule, message), status="trivial")
+            return _HOLDS
+        if message.__class__ is not str:
+            message = message()
         n = len(self.store.conflicts)
         c = self.store.add(relation, self.provenance(rule, message))
         if self.recorded is not None and c.status != "trivial":
@@ -293,7 +303,7 @@ class Context:
         if extra:
             cf.constraints = sorted(list(cf.constraints) + extra, key=lambda c: c.id)
 
-    def equal(self, a, b, rule: str, message: str):
+    def equal(self, a, b, rule: str, message):
         return self.require(eq(a, b), rule, message)
 
     def conflict(self, message: str, rule: str):

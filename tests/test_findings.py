@@ -345,3 +345,20 @@ def test_contradicting_declaration_in_a_branch_is_a_finding_under_skip():
     assert [str(d) for d in res.shape("y")] == ["N", "4"]
     (d,) = [d for d in res.diagnostics if d.kind == "annotation"]
     assert "'else_h' is declared [N, 5] but inferred [N, 4]" in d.message
+
+
+def test_a_message_given_as_a_function_is_made_only_when_the_relation_is_stated():
+    """``Context.require`` takes the sentence or a function making it: a check that holds on
+    numbers alone builds none, a stated one carries the sentence in its provenance."""
+    from smtshape import engine as engine_module
+    from smtshape.constraints import ge
+    from smtshape.expr import symbol
+    res = smtshape.analyze(_relu_declared(["N", 4]))
+    ctx = engine_module.Context(res.engine, res.engine.model.graph._nodes[0], 17)
+
+    def boom():
+        raise AssertionError("message built for a check that holds")
+    assert ctx.require(ge(224, 7), "test.holds", boom).status == "trivial"
+    n = symbol("N")
+    c = ctx.require(ge(n, 2), "test.stated", lambda: "N is at least 2")
+    assert c.provenance.message == "N is at least 2" and c.status == "residual"

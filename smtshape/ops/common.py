@@ -29,8 +29,9 @@ def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
     return out
 
 
-def unify(ctx, a, b, rule: str, message: str):
+def unify(ctx, a, b, rule: str, message):
     """Emit ``a == b`` and return the better representative (a constant if any).
+    (``message``: the sentence, or a function making it, as for ``Context.require``.)
 
     When the two are refuted (a conflict, already recorded with both values),
     the result is an UNKNOWN dim: never a size taken from one of the inputs."""

@@ -80,10 +80,9 @@ def _spatial_out(ctx, i, h, k, s, d, pb, pe, ap, ceil_mode, pool):
             return ctx.data_symbol(f"{ctx.name}_sp{i}", None, f"{ctx.op_type} {ap} dilated size of spatial axis {i}")
         return E.ceildiv(h, s)
     padded = E.add(h, pb + pe)
-    if not (padded.__class__ is int and dk.__class__ is int and padded >= dk):   # (else true: no message)
-        ctx.require(ge(padded, dk), "conv.window",
-                    f"{ctx.op_type} spatial axis {i}: the padded input {show(padded)} must be at least "
-                    f"the dilated kernel {show(dk)}")
+    ctx.require(ge(padded, dk), "conv.window",
+                lambda: f"{ctx.op_type} spatial axis {i}: the padded input {show(padded)} must be at least "
+                        f"the dilated kernel {show(dk)}")
     if not ceil_mode:
         return E.add(E.floordiv(E.sub(padded, dk), s), 1)
     if not (isinstance(dk, int) and pe <= dk):
@@ -124,10 +123,9 @@ def kernel_dims(ctx, ws, rule: str) -> list:
         if len(kattr) != len(kernel):
             ctx.fail(f"kernel_shape {list(kattr)} has {len(kattr)} axes, W has {len(kernel)} spatial axes")
         for i, (kw, ka) in enumerate(zip(kernel, kattr)):
-            if kw == int(ka):
-                continue         # (unify would return it as it is: no message built)
             kernel[i] = unify(ctx, kw, int(ka), rule,
-                              f"{ctx.op_type} kernel axis {i}: W's size {show(kw)} must equal kernel_shape {int(ka)}")
+                              lambda: f"{ctx.op_type} kernel axis {i}: W's size {show(kw)} must equal "
+                                      f"kernel_shape {int(ka)}")
     return kernel
 
 

@@ -25,10 +25,9 @@ def _matmul_shape(ctx, a, b, what: str = "MatMul"):
     a2 = (1,) + tuple(a) if a_vec else tuple(a)
     b2 = tuple(b) + (1,) if b_vec else tuple(b)
     k1, k2 = a2[-1], b2[-2]
-    if k1 != k2:         # (unify states nothing for equal dims: no message built)
-        unify(ctx, k1, k2, "matmul.inner",
-              f"{what} inner dims: the last axis of A ({show(k1)}) must equal "
-              f"axis {-1 if b_vec else -2} of B ({show(k2)})")
+    unify(ctx, k1, k2, "matmul.inner",
+          lambda: f"{what} inner dims: the last axis of A ({show(k1)}) must equal "
+                  f"axis {-1 if b_vec else -2} of B ({show(k2)})")
     batch = broadcast_shapes(ctx, [a2[:-2], b2[:-2]], "matmul.batch")
     out = list(batch)
     if not a_vec:

@@ -33,9 +33,7 @@ def _param_is(ctx, i, size, rule, what):
         return
     if len(s) != 1:
         ctx.fail(f"{what} must be 1-D, has rank {len(s)}")
-    if s[0] == size:
-        return          # (true as it stands: no relation, no message)
-    ctx.equal(s[0], size, rule, f"{what} length {show(s[0])} must equal the channel count {show(size)}")
+    ctx.equal(s[0], size, rule, lambda: f"{what} length {show(s[0])} must equal the channel count {show(size)}")
 
 
 # ------------------------------------------------------------ BatchNormalization

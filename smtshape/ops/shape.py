@@ -792,10 +792,11 @@ def concat(ctx):
     i0 = known[0][0]
     for i, s in known[1:]:
         for k in range(r):
-            if k != ax and out[k] != s[k]:      # (equal: nothing to state, no message built)
-                out[k] = unify(ctx, out[k], s[k], "concat.dims",
-                               f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
-                               f"{_s(out[k])} == {_s(s[k])}")
+            if k != ax:
+                a, b = out[k], s[k]
+                out[k] = unify(ctx, a, b, "concat.dims",
+                               lambda: f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis "
+                                       f"{ax}): {_s(a)} == {_s(b)}")
     if len(known) == n:
         out[ax] = E.total(s[ax] for s in shapes)
     else:
