@@ -49,7 +49,6 @@ from __future__ import annotations
 from .context import canon_shape, canon_value
 from .store import Verdict
 
-_NO_CACHE_ATTRS = frozenset((4, 5, 9, 10, 11, 12))   # tensor(s), graph(s), sparse tensor(s)
 MAX_ENTRIES = 50_000
 
 
@@ -82,24 +81,9 @@ class RuleCache:
     def key(self, node, opset, store, values: dict):
         """The key of a node read by ``reader`` (one with a ``_proto``), or None when
         this node is never cached.  (Built before any Context: a hit needs none.)"""
-        proto = node._proto
-        attrs = ()
-        pb = proto.attribute
-        if pb:
-            parts = []
-            in_function = node._scope.in_function
-            for a in pb[:]:
-                if in_function and a.ref_attr_name:
-                    return None       # (its value is the caller's; elsewhere it has none)
-                kind = a.type
-                if kind in _NO_CACHE_ATTRS:
-                    if kind != 4 or a.ByteSize() > 256:
-                        return None
-                    if a.t.name:      # (its name differs in every Constant: keyed by content)
-                        parts.append(_tensor_key(a))
-                        continue
-                parts.append(a.SerializeToString())   # (an unnamed small tensor: its content)
-            attrs = tuple(parts)
+        attrs = node.attr_key
+        if attrs is None:
+            return None
         epoch = store.canon_epoch
         parts = self.parts
         get = values.get
@@ -164,21 +148,6 @@ class RuleCache:
         consts = _const_ids(ctx, values) if ctx.const_read else None
         e = self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
         return e
-
-
-_TYPED_FIELD = {1: "float_data", 7: "int64_data", 11: "double_data", 12: "uint64_data", 13: "uint64_data",
-                8: "string_data", 14: "float_data", 15: "double_data"}     # the others: int32_data
-
-
-def _tensor_key(a) -> tuple:
-    """A tensor attribute by content: its name (different in every Constant) left out.
-    (The elements are in ``raw_data`` or in the one typed field of the tensor's type.)"""
-    t = a.t
-    if t.data_location == 1:     # external data: where it is
-        return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
-    raw = t.raw_data
-    payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
-    return (a.name, t.data_type, tuple(t.dims[:]), bool(raw), payload)
 
 
 def _const_ids(ctx, values: dict) -> tuple:

@@ -46,12 +46,12 @@ _A_FLOATS, _A_INTS, _A_STRINGS, _A_TENSORS, _A_GRAPHS = 6, 7, 8, 9, 10
 _A_SPARSE, _A_SPARSES, _A_TYPE, _A_TYPES = 11, 12, 13, 14
 _CONTROL_FLOW = frozenset(("If", "Loop", "Scan", "SequenceMap"))
 _SUBGRAPH = (_A_GRAPH, _A_GRAPHS)
-# TensorProto.data_type -> numpy type name and the typed field that holds it (Tensor.numpy)
+# TensorProto.data_type -> numpy type name (Tensor.numpy); the typed field that holds the
+# elements when raw_data is empty (float16, bfloat16 and the small types: int32_data)
 _NP_TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64", 9: "bool",
              10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
-_TYPED_FIELD = {1: "float_data", 2: "int32_data", 3: "int32_data", 4: "int32_data", 5: "int32_data",
-                6: "int32_data", 7: "int64_data", 9: "int32_data", 11: "double_data", 12: "uint64_data",
-                13: "uint64_data"}
+_TYPED_FIELD = {1: "float_data", 7: "int64_data", 8: "string_data", 11: "double_data", 12: "uint64_data",
+                13: "uint64_data", 14: "float_data", 15: "double_data"}
 # TensorProto.data_type -> struct format of the integer types decoded without numpy
 _INT_FORMATS = {7: "q", 6: "i", 5: "h", 4: "H", 3: "b", 2: "B", 12: "I", 13: "Q", 9: "?"}
 
@@ -193,7 +193,7 @@ class Tensor:
         elif p.data_type == 10:     # float16: the bits, widened into int32_data
             arr = np.array(p.int32_data, dtype=np.uint16).view(np.float16)
         else:
-            field = _TYPED_FIELD[p.data_type]
+            field = _TYPED_FIELD.get(p.data_type, "int32_data")
             arr = np.array(getattr(p, field), dtype=np.int64 if field == "int32_data" else None).astype(np_type)
         if arr.size != n:
             raise ValueError(f"tensor '{self.name}' declares {n} elements and holds {arr.size}")
@@ -253,20 +253,25 @@ class Attr:
 
 
 class Node:
-    __slots__ = ("op_type", "domain", "_name", "inputs", "outputs", "out_mask", "_proto", "_attrs", "_scope",
-                 "__weakref__")
+    __slots__ = ("op_type", "domain", "_name", "inputs", "outputs", "out_mask", "_protos", "_pos", "_attrs",
+                 "_scope", "attr_key", "__weakref__")
 
-    def __init__(self, proto, inputs, scope):
-        self.op_type = proto.op_type
-        d = proto.domain
-        self.domain = "" if d == "ai.onnx" else d
+    def __init__(self, protos, pos, inputs, scope, op_type: str, domain: str):
+        self.op_type = op_type
+        self.domain = domain
         self._name = None        # (read on first use: a replayed node never needs it)
         self.inputs = inputs
         self.outputs = ()        # (and out_mask: set by the graph's reader, once the outputs are made)
         self.out_mask = 0
-        self._proto = proto
+        self._protos = protos    # the graph's repeated NodeProto field and this node's position:
+        self._pos = pos          # its Python object is made again when read (see _read_nodes)
         self._attrs = None
         self._scope = scope
+        self.attr_key = None     # (never cached unless the graph's reader sets it: see attr_key)
+
+    @property
+    def _proto(self):
+        return self._protos[self._pos]
 
     @property
     def name(self) -> str:
@@ -332,6 +337,46 @@ def _attr(p, scope, name: str) -> Attr:
     if t in (_A_TYPE, _A_TYPES):
         return Attr(name, _AT(t), p.tp if t == _A_TYPE else list(p.type_protos))
     return Attr(name, _AT_UNDEFINED, None)
+
+
+# attribute types whose value is not keyed on as it stands: tensor(s), graph(s), sparse tensor(s)
+_UNKEYED = frozenset((_A_TENSOR, _A_TENSORS, _A_GRAPH, _A_GRAPHS, _A_SPARSE, _A_SPARSES))
+
+
+def attr_key(attrs: list, in_function: bool):
+    """A node's attributes as stored in the file, as a key for the rule-result cache
+    (cache.py): a tuple of each attribute's serialized bytes, or None when the node is
+    never cached (a subgraph, a tensor over 256 bytes, an attribute reference in a
+    function body: its value is the caller's).  A small tensor is keyed by its
+    content: an unnamed one (as the PyTorch exporters write a Constant's) by its bytes,
+    a named one by its fields without the name, which differs in every Constant.
+
+    The graph's reader makes it beside the node's inputs and outputs, while the node's
+    part of the parsed file is still in the CPU's caches: on a 200k-node model, reading
+    it again during the walk costs a cache miss per node."""
+    parts = []
+    for a in attrs:
+        if in_function and a.ref_attr_name:
+            return None
+        if a.type in _UNKEYED:
+            if a.type != _A_TENSOR or a.ByteSize() > 256:
+                return None
+            if a.t.name:
+                parts.append(_tensor_key(a))
+                continue
+        parts.append(a.SerializeToString())
+    return tuple(parts)
+
+
+def _tensor_key(a) -> tuple:
+    """A tensor attribute by content, its name left out.  (The elements are in
+    ``raw_data`` or in the one typed field of the tensor's type.)"""
+    t = a.t
+    if t.data_location == 1:     # external data: where it is
+        return (a.name, t.data_type, tuple(t.dims), tuple((e.key, e.value) for e in t.external_data))
+    raw = t.raw_data
+    payload = raw if raw else tuple(getattr(t, _TYPED_FIELD.get(t.data_type, "int32_data")))
+    return (a.name, t.data_type, tuple(t.dims[:]), bool(raw), payload)
 
 
 def _text(b: bytes, what: str) -> str:
@@ -439,10 +484,13 @@ class Graph:
         get = names.get
         pending = scope.pending
         parent = scope.parent
+        in_function = scope.in_function
+        same = {}.setdefault
         nodes = []
         append = nodes.append
         sorted_ = True
-        for p in gp.node[:]:
+        protos = gp.node
+        for pos, p in enumerate(protos):
             names_in = p.input[:]      # (a slice: one call makes every string)
             ins = list(map(get, names_in))
             if None in ins:
@@ -456,7 +504,13 @@ class Graph:
                             v = pending[name] = Value(name)
                         sorted_ = False
                     ins[i] = v
-            node = Node(p, tuple(ins), scope)
+            # the op type and domain as one shared string each per graph: the walk hashes them
+            # for every node, and on a large model a string of each node's own is no longer
+            # in the CPU's caches by then (and costs memory)
+            op = p.op_type
+            op = same(op, op)
+            d = p.domain
+            node = Node(protos, pos, tuple(ins), scope, op, same(d, d) if d and d != "ai.onnx" else "")
             ref = _weakref.ref(node)
             outs = []
             all_named = True
@@ -486,13 +540,19 @@ class Graph:
             # which outputs are named, for the rule-result cache's key: their count when all
             # are, else a tuple of flags (never equal to a count)
             node.out_mask = k if all_named else tuple([bool(v.name) for v in outs])
-            if sorted_ and (node.domain or node.op_type in _CONTROL_FLOW) and p.attribute:
-                # (of the default domain only control-flow ops run a subgraph; any other
-                # domain's op may, so its attributes are looked at)
-                for a in p.attribute:
-                    if a.type in _SUBGRAPH:
-                        sorted_ = False      # captures: let graph.topo_order check them
-                        break
+            pa = p.attribute
+            if not pa:
+                node.attr_key = ()
+            else:
+                pa = pa[:]
+                node.attr_key = attr_key(pa, in_function)
+                if sorted_ and (node.domain or node.op_type in _CONTROL_FLOW):
+                    # (of the default domain only control-flow ops run a subgraph; any other
+                    # domain's op may, so its attributes are looked at)
+                    for a in pa:
+                        if a.type in _SUBGRAPH:
+                            sorted_ = False      # captures: let graph.topo_order check them
+                            break
             append(node)
         if pending:
             name = next(iter(pending))

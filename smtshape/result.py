@@ -29,13 +29,9 @@ class Result:
         self.policy = policy
         self.assumptions = assumptions
         self.model = engine.model
-        self._by_name = {}
-        by_name = self._by_name
-        for v, t in engine.values.items():
-            if v.name:
-                by_name[v.name] = (v, t)
+        self._names = None               # value name -> (Value, TensorInfo), made on first use
         self._dims: dict = {}
-        self._shapes: dict = {}
+        self._shapes: dict = {}          # value name -> solved shape (shape())
         self._by_info: dict = {}         # TensorInfo -> its solved shape
         self._specs = None
         self._consistency = None
@@ -65,6 +61,17 @@ class Result:
         return list(self.engine.unchecked)
 
     # ------------------------------------------------------------ shapes
+    @property
+    def _by_name(self) -> dict:
+        """value name -> (Value, TensorInfo); a name given twice (a subgraph's) is its last value."""
+        d = self._names
+        if d is None:
+            d = self._names = {}
+            for v, t in self.engine.values.items():
+                if v.name:
+                    d[v.name] = (v, t)
+        return d
+
     @property
     def value_names(self) -> list[str]:
         return list(self._by_name)
@@ -98,20 +105,24 @@ class Result:
         return out
 
     def shapes(self) -> dict:
+        """{value name: solved shape (tuple of Dim) or None}, every named value (a new dict)."""
         with paused_gc():
-            shapes, out = self._shapes, {}
+            # one pass over the engine's values into one new dict: a model's values are many,
+            # and each extra pass or copy costs most on the largest models (their objects are
+            # no longer in the CPU's caches).  A shape is solved once per TensorInfo
+            # (_shape_of_info, inline); shape(name) finds it there again.
+            out = {}
             by_info, get, dim_of = self._by_info, self._dims.get, self.dim_of
-            for name, (_, t) in self._by_name.items():
-                s = shapes.get(name, _MISSING)
-                if s is _MISSING:        # (_shape_of_info, inline: once per value of the model)
+            for v, t in self.engine.values.items():
+                name = v.name
+                if name:
                     s = t.shape
                     if s is not None:
                         hit = by_info.get(t)
                         if hit is None:
                             hit = by_info[t] = tuple([get(d) or dim_of(d) for d in s])
                         s = hit
-                    shapes[name] = s
-                out[name] = s
+                    out[name] = s
             return out
 
     def dtype(self, name: str):
