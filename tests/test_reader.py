@@ -175,3 +175,30 @@ def test_constants_replayed_from_the_cache_keep_their_own_elements():
     got = {n: [d.expr for d in res.shape("r" + n)] for n in "abcde"}
     assert got == {"a": [2, 3], "b": [2, 3], "c": [3, 2], "d": [3, 2], "e": [2, 3]}
     assert res.engine.cache.hits >= 2
+
+
+def test_values_know_their_producer_and_a_dropped_model_frees_without_the_collector():
+    """A value reaches its producing node (and output index) through its graph's node list,
+    an unsorted graph's read-ahead values too; no reference cycle keeps a model alive."""
+    import gc
+
+    nodes = [helper.make_node("Relu", ["a"], ["b"], name="second"),   # reads 'a' before its producer
+             helper.make_node("Split", ["x"], ["a", "unused"], name="first", axis=1, num_outputs=2)]
+    m = read_model(_model(nodes, [helper.make_tensor_value_info("x", T.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("b", T.FLOAT, None)], opset=18))
+    by_name = {n.name: n for n in m.graph}
+    relu, split = by_name["second"], by_name["first"]
+    assert relu.inputs[0].producer() is split and relu.inputs[0].index() == 0
+    assert split.outputs[1].producer() is split and split.outputs[1].index() == 1
+    assert relu.outputs[0].producer() is relu
+    assert m.graph.inputs[0].producer() is None
+    value = relu.outputs[0]
+    del by_name, relu, split
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del m
+        assert value.producer() is None     # the node list went with the model, uncollected
+    finally:
+        if was:
+            gc.enable()
