@@ -373,8 +373,9 @@ def attr_key(attrs: list, in_function: bool):
     for a in attrs:
         if in_function and a.ref_attr_name:
             return None
-        if a.type in _UNKEYED:
-            if a.type != _A_TENSOR or a.ByteSize() > 256:
+        kind = a.type            # (a protobuf field read: once)
+        if kind in _UNKEYED:
+            if kind != _A_TENSOR or a.ByteSize() > 256:
                 return None
             if a.t.name:
                 parts.append(_tensor_key(a))
