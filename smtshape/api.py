@@ -14,7 +14,7 @@ from .store import Domain, Store
 
 def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraints=None,
             inputs_positive: bool = False, no_broadcast_one: bool = False,
-            rlimit: int = 2_000_000, rules=None) -> Result:
+            rlimit: int = 2_000_000, rules=None, accept_unchecked=()) -> Result:
     """Analyze the shapes of an ONNX model.
 
     model        path, bytes, ``onnx.ModelProto`` or ``onnx_ir.Model``
@@ -27,6 +27,10 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
     rlimit       Z3 resource budget per query
     rules        a ``smtshape.Registry`` (rules for your own ops, over the built-ins);
                  default: the registry ``smtshape.register`` writes to
+    accept_unchecked
+                 op types (``"MyOp"`` or ``"com.example::MyOp"``) whose nodes have no rule and
+                 are accepted as checked: ``consistent`` may then be True; they stay listed in
+                 ``unchecked_nodes`` (``accepted=True``) and in the report
     """
     from .parse import load_constraints, parse_relation
 
@@ -44,14 +48,18 @@ def analyze(model, assume=None, bind=None, policy: str = "refine", *, constraint
         for line, text, rel in load_constraints(path):
             rels.append((f"{text}  ({os.fspath(path)}:{line})", rel))
     with paused_gc():
-        return _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules)
+        return _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules,
+                        accept_unchecked)
 
 
-def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules=None) -> Result:
+def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bind, rules=None,
+             accept_unchecked=()) -> Result:
     m = load_model(model)
     _check_opsets(m)
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
-    eng = Engine(m, store, rules)
+    if isinstance(accept_unchecked, str):
+        accept_unchecked = [accept_unchecked]
+    eng = Engine(m, store, rules, accepted_ops=accept_unchecked)
     eng.policy = policy
     if policy == "override":
         eng.cache = None      # annotations adopted between nodes: every rule runs

@@ -6,8 +6,9 @@ Exit codes
     1   check: at least one conflict           query: REFUTED
     2   bad input (model, expression, option, file); one ``smtshape: error:`` line on stderr
     3   any command: internal error (a bug; please report it)
-    4   check: undecided (no conflict found, but some constraints could not be
-        decided; they are listed with their nodes)
+    4   check: not proven consistent: no conflict found, but some constraints
+        could not be decided, or some nodes were not checked (an op with no rule,
+        a case its rule cannot compute, an internal error); each is listed
     5   infer / check --static: some dim is not a static integer under the
         bindings (each such dim is listed with the symbols that block it and the
         inputs or nodes that introduce them); a conflict (check) takes precedence
@@ -63,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="import a Python module that registers rules for custom ops (with "
                         "smtshape.register or in a module-level smtshape.Registry) (repeatable); "
                         "rules from the 'smtshape.rules' entry-point group are always loaded")
+    g.add_argument("--accept-unchecked", action="append", default=[], metavar="OP",
+                   help="accept nodes of an op with no rule (OP or DOMAIN::OP) as checked: check may then "
+                        "call the model consistent, and reports what it accepted (repeatable)")
     g.add_argument("--static", action="store_true",
                    help="verifier mode: fail (exit 5) unless every dim of every value is a static "
                         "integer under the bindings; lists what blocks each dim that is not")
@@ -98,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="smtshape",
                 description="Symbolic shape analysis of ONNX models with an SMT (Z3) backend.",
                 epilog="exit codes: 0 ok / consistent / PROVEN, 1 conflict / REFUTED, "
-                       "2 bad input, 3 internal error, 4 undecided (check), "
+                       "2 bad input, 3 internal error, 4 not proven consistent (check), "
                        "5 not static (--static), 6 CONTINGENT / 7 UNKNOWN (query), 130 interrupted")
     p.add_argument("--version", action="version", version=f"smtshape {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -108,8 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("model", metavar="MODEL", help="an .onnx file")
     sp = sub.add_parser("check", parents=[common], help="exit 1 when the model contradicts itself",
                         description="Check that the model's shape constraints are consistent: "
-                                    "exit 0 consistent, 1 conflict (explained), 2 bad input, "
-                                    "4 undecided (constraints listed).")
+                                    "exit 0 consistent (every node checked), 1 conflict (explained), "
+                                    "2 bad input, 4 not proven consistent (undecided constraints or "
+                                    "unchecked nodes, listed).")
     sp.add_argument("model", metavar="MODEL", help="an .onnx file")
     sp = sub.add_parser("query", parents=[common], help="decide a relation over dims: PROVEN/REFUTED/UNKNOWN",
                         description="Decide a relation over input dim names and value dims written "
@@ -379,7 +384,7 @@ def _analyze(args, progress=None):
     result = analyze(model, assume=list(args.assume), bind=binds, policy=args.policy,
                      constraints=list(args.constraints) or None,
                      inputs_positive=args.inputs_positive, no_broadcast_one=args.no_broadcast_one,
-                     rules=rules)
+                     rules=rules, accept_unchecked=args.accept_unchecked)
     if progress is not None:
         progress.done()
     return result, binds
@@ -432,7 +437,7 @@ def cmd_check(args, out) -> int:
     static = static_report(result) if args.static else None
     if args.json:
         data = result.to_json()
-        data["check"] = {False: "conflict", None: "undecided"}.get(result.consistent, "consistent")
+        data["check"] = {False: "conflict", None: "not proven consistent"}.get(result.consistent, "consistent")
         if static is not None:
             data["static"] = static
         out.write(json.dumps(data, indent=2) + "\n")
@@ -445,22 +450,31 @@ def cmd_check(args, out) -> int:
                 out.write(explain_conflict(result, c, nodes) + "\n")
         elif result.consistent is None:
             und = result.undecided
-            out.write(f"{path}: undecided: no conflict found, but {len(und)} constraint"
-                      f"{'s' if len(und) != 1 else ''} could not be decided (set aside, not used as facts):\n")
+            unchecked = [u for u in result.unchecked_nodes if not u.accepted]
+            out.write(f"{path}: not proven consistent: no conflict found, but "
+                      + " and ".join(([f"{len(und)} constraint{'s' if len(und) != 1 else ''} could not be "
+                                      "decided (set aside, not used as facts)"] if und else [])
+                                     + ([f"{len(unchecked)} node{'s' if len(unchecked) != 1 else ''} "
+                                        "could not be checked"] if unchecked else [])) + ":\n")
             for c in und:
                 where = f"{c.provenance.op_type} node '{c.provenance.node}'" if c.provenance.node \
                     else c.provenance.op_type
                 out.write(_one_line(f"  - {c.relation}  <- {where} [{c.provenance.rule}]: "
                                     f"{c.provenance.message}") + "\n")
+            for u in unchecked[:20]:
+                out.write(_one_line(f"  - not checked: {u.op_type} node '{u.node}': {u.message or u.reason.value}")
+                          + "\n")
+            if len(unchecked) > 20:
+                out.write(f"  ... and {len(unchecked) - 20} more not checked (--json lists them all)\n")
         else:
             out.write(f"{path}: consistent ({len(result.value_names)} values, "
                       f"{sum(1 for c in result.constraints if c.status != 'trivial')} constraints)\n")
-        unchecked = result.unchecked_nodes
-        if unchecked:
-            names = ", ".join(f"'{n}' ({op})" for n, op, _ in unchecked[:10])
-            more = f" and {len(unchecked) - 10} more" if len(unchecked) > 10 else ""
-            out.write(_one_line(f"warning: {len(unchecked)} node{'s' if len(unchecked) != 1 else ''} not checked "
-                                f"(no rule for their op): {names}{more}") + "\n")
+        accepted = [u for u in result.unchecked_nodes if u.accepted]
+        if accepted:
+            names = ", ".join(f"'{u.node}' ({u.op_type})" for u in accepted[:10])
+            more = f" and {len(accepted) - 10} more" if len(accepted) > 10 else ""
+            out.write(_one_line(f"note: {len(accepted)} node{'s' if len(accepted) != 1 else ''} accepted unchecked "
+                                f"(--accept-unchecked; no rule for their op): {names}{more}") + "\n")
         for s in result.specializations:
             out.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
         for d in _diags(result, "annotation", "rule_error"):

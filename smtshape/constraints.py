@@ -171,6 +171,7 @@ class Violation(Rel):
     ``Context.conflict`` records one as a conflict naming the node."""
 
     text: str = ""
+    fix: str = ""          # what to change in the model, when the rule can say
 
     def map(self, f: Callable) -> "Relation":
         return self
@@ -185,8 +186,8 @@ class Violation(Rel):
         return self.text
 
 
-def violation(text: str) -> Violation:
-    return Violation("==", 0, 1, text)
+def violation(text: str, fix: str = "") -> Violation:
+    return Violation("==", 0, 1, text, fix)
 
 
 def eq(a, b) -> Rel:

@@ -24,7 +24,7 @@ import sympy
 
 from . import expr as E
 from .constraints import Constraint, Provenance, Relation, eq, number_truth, violation
-from .errors import RuleError
+from .errors import Cannot, Invalid, RuleError
 from .store import Store, Verdict
 
 # Values with more elements than this are not tracked element by element.
@@ -182,8 +182,28 @@ class Context:
         return t.const
 
     # ------------------------------------------------------------ attributes
+    @property
+    def attributes(self) -> dict:
+        """The node's attributes, name -> Attr.  Inside a model-local function an
+        attribute that refers to the caller's (``ref_attr_name``) takes the caller's value
+        (or the function's default); one the caller does not give is absent."""
+        attrs = self.node.attributes
+        frames = self.engine.frames
+        if not frames or not any(getattr(a, "ref_attr_name", None) for a in attrs.values()):
+            return attrs
+        frame = frames[-1][1]
+        out = {}
+        for name, a in attrs.items():
+            ref = getattr(a, "ref_attr_name", None)
+            if not ref:
+                out[name] = a
+            elif ref in frame:
+                b = frame[ref]
+                out[name] = type(b)(name, b.type, b.value)
+        return out
+
     def attr(self, name: str, default=None):
-        a = self.node.attributes.get(name)
+        a = self.attributes.get(name)
         if a is None:
             return default
         v = a.value
@@ -199,7 +219,8 @@ class Context:
     def require_attr(self, name: str):
         v = self.attr(name)
         if v is None:
-            self.invalid(f"{self.op_type}'s required attribute '{name}' is missing", f"{self.op_type.lower()}.attribute")
+            self.invalid(f"{self.op_type.lower()}.attribute", f"{self.op_type}'s required attribute '{name}' is missing",
+                         f"give the node its '{name}' attribute")
         return v
 
     def check_inputs(self, min_count: int, max_count: int | None = None):
@@ -207,10 +228,10 @@ class Context:
         n = len(ins)
         if n < min_count or any(ins[i] is None for i in range(min_count)):
             present = sum(1 for v in ins if v is not None)
-            self.invalid(f"{self.op_type} needs at least {min_count} inputs, has {present}",
-                         f"{self.op_type.lower()}.arity")
+            self.invalid(f"{self.op_type.lower()}.arity", f"{self.op_type} needs at least {min_count} inputs, "
+                         f"has {present}")
         if max_count is not None and n > max_count:
-            self.invalid(f"{self.op_type} takes at most {max_count} inputs, has {n}", f"{self.op_type.lower()}.arity")
+            self.invalid(f"{self.op_type.lower()}.arity", f"{self.op_type} takes at most {max_count} inputs, has {n}")
 
     # ------------------------------------------------------------ outputs
     def set_output(self, i: int, shape: Sequence | None, dtype=None, value=None, const=None, tensor=None,
@@ -242,9 +263,9 @@ class Context:
 
     def _bad_size(self, i: int, k: int, d: int):
         if d < 0:
-            self.fail(f"output {i} axis {k} would have negative size {d}")
-        self.invalid(f"output {i} axis {k} would have size {d}, beyond the int64 range of "
-                     "ONNX dims", f"{self.op_type.lower()}.int64_range")
+            self.invalid(f"{self.op_type.lower()}.output_size", f"output {i} axis {k} would have negative size {d}")
+        self.invalid(f"{self.op_type.lower()}.int64_range", f"output {i} axis {k} would have size {d}, beyond the "
+                     "int64 range of ONNX dims")
 
     def set_unknown(self, i: int, dtype=None):
         self.set_output(i, None, dtype)
@@ -306,15 +327,30 @@ class Context:
     def equal(self, a, b, rule: str, message):
         return self.require(eq(a, b), rule, message)
 
-    def conflict(self, message: str, rule: str):
-        """Record that this node cannot run (a structural precondition fails): a conflict
-        naming the node, the rule and ``message``; the model is then inconsistent."""
-        return self.require(violation(message), rule, message)
+    def conflict(self, rule: str, message, fix: str = ""):
+        """Record that this node breaks a precondition of the spec (an attribute out of
+        range, a weight of the wrong rank, a perm that is not a permutation) and go on: a
+        conflict naming the node, ``rule`` and ``message`` (a sentence with both values,
+        or a function making it), with ``fix`` when the rule can say what to change.
+        A precondition over symbolic dims is ``require`` instead: a constraint like any
+        other, which the store proves, refutes or leaves undecided."""
+        if message.__class__ is not str:
+            message = message()
+        return self.require(violation(message, fix), rule, message)
 
-    def invalid(self, message: str, rule: str):
-        """``conflict`` and give up on the node (its outputs become UNKNOWN)."""
-        self.conflict(message, rule)
-        self.fail(message)
+    def invalid(self, rule: str, message, fix: str = ""):
+        """``conflict``, then stop this node: its outputs become UNKNOWN (the analysis goes
+        on; the model is inconsistent)."""
+        self.conflict(rule, message, fix)
+        raise Invalid(message if message.__class__ is str else message())
+
+    def cannot(self, reason: Cannot, message: str):
+        """The rule cannot compute this case (``reason`` says why: never a fault of the
+        model, which ``invalid`` reports): the outputs become UNKNOWN and the node is
+        listed as unchecked, so the model is not called consistent."""
+        if not isinstance(reason, Cannot):
+            raise TypeError(f"Context.cannot takes a Cannot reason, not {reason!r}")
+        raise RuleError(message, reason)
 
     def decide(self, relation: Relation) -> Verdict:
         """Three-valued: the fast path and intervals first.  Answers come from a base
@@ -350,7 +386,8 @@ class Context:
         self.engine.diagnostic("warning", message, self.name, self.op_type)
 
     def fail(self, message: str):
-        raise RuleError(message)
+        # (transitional: every call is being sorted into ``invalid`` or ``cannot``)
+        raise RuleError(message, Cannot.NOT_MODELED)
 
 
 def canon_shape(store, t: TensorInfo) -> tuple:

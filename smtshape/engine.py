@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import irtypes as ir
 from . import registry
@@ -17,9 +18,24 @@ from .constraints import Provenance, eq
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
 from .reader import Model, node_proto, proto_module, read_model
-from .errors import BadInput, RuleError
+from .errors import BadInput, Cannot, Invalid, RuleError
 from .store import Store
 from .cache import RuleCache
+
+
+class Unchecked(NamedTuple):
+    """A node no rule checked: the model is then not proven consistent.  ``reason`` is a
+    ``Cannot`` (no rule, a case its rule cannot compute, an internal error)."""
+
+    node: str
+    op_type: str
+    domain: str
+    reason: Cannot
+    message: str = ""
+    accepted: bool = False     # an op the user accepted unchecked (``accept_unchecked``)
+
+    def __str__(self) -> str:
+        return f"'{self.node}' ({self.op_type}): {self.message or self.reason.value}"
 
 
 @dataclass
@@ -85,7 +101,7 @@ def _parse_proto(data: bytes, where: str):
 
 
 class Engine:
-    def __init__(self, model, store: Store, rules=None):
+    def __init__(self, model, store: Store, rules=None, accepted_ops=()):
         self.model = model
         self.store = store
         self.rules = rules if rules is not None else registry.DEFAULT
@@ -100,13 +116,15 @@ class Engine:
         self.foreign_names: dict = {}
         self.foreign_syms: dict = {}
         self._warned_ops: set = set()
-        self.unchecked: list = []     # (node name, op type, domain) of every node no rule checked
+        self.unchecked: list[Unchecked] = []   # every node no rule checked, with the reason
+        self.accepted_ops = frozenset(accepted_ops or ())   # ops accepted unchecked ("Op" or "domain::Op")
         self.input_dims: dict = {}    # (input name, axis) -> expr
         self.assumption_notes = 0
         self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
         self._cache_store = store     # the cache holds results derived in this store only
         self._lean = isinstance(model, Model)
         self._rule_of: dict = {}      # (domain, op type) -> (opset, rule): the same for every node
+        self.frames: list = []        # ((domain, name, overload), {attribute: Attr}) of each function call being walked
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
 
@@ -258,12 +276,16 @@ class Engine:
                         e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
             else:
                 self._fallback(ctx)
+        except Invalid:
+            ctx.outputs_set.clear()       # (its conflict is recorded: the node was checked, and fails)
         except RuleError as e:
-            self.diagnostic("rule_error", f"{e}; its outputs are unknown", ctx.name, node.op_type, "warning")
+            self.mark_unchecked(ctx, e.reason, str(e))
             ctx.outputs_set.clear()
+        except BadInput:
+            raise
         except Exception as e:  # a bug in a rule must never crash the analysis
-            self.diagnostic("rule_error", f"internal error in the {node.op_type} rule "
-                            f"({type(e).__name__}: {e}); its outputs are unknown", ctx.name, node.op_type, "error")
+            self.mark_unchecked(ctx, Cannot.INTERNAL, f"internal error in the {node.op_type} rule "
+                                f"({type(e).__name__}: {e})")
             ctx.outputs_set.clear()
         values = self.values
         if fold is None:
@@ -292,9 +314,21 @@ class Engine:
                 return True
         return False
 
+    def mark_unchecked(self, ctx: Context, reason: Cannot, message: str):
+        """The node ``ctx`` was not checked: listed (with a diagnostic) so that the model is
+        not called consistent, unless the user accepted its op unchecked."""
+        node = ctx.node
+        accepted = reason is Cannot.NO_RULE and (
+            node.op_type in self.accepted_ops or f"{node.domain or 'ai.onnx'}::{node.op_type}" in self.accepted_ops)
+        self.unchecked.append(Unchecked(ctx.name, node.op_type, node.domain, reason, message, accepted))
+        if reason is not Cannot.NO_RULE:
+            self.diagnostic("rule_error", f"{message}; not checked ({reason.value}), its outputs are unknown",
+                            ctx.name, node.op_type, "error" if reason is Cannot.INTERNAL else "warning")
+
     def _fallback(self, ctx: Context):
         node = ctx.node
-        self.unchecked.append((ctx.name, node.op_type, node.domain))
+        self.mark_unchecked(ctx, Cannot.NO_RULE, f"no smtshape rule for op "
+                            f"'{node.domain or 'ai.onnx'}::{node.op_type}' (opset {ctx.opset})")
         if node.op_type not in self._warned_ops:
             self._warned_ops.add(node.op_type)
             self.diagnostic("no_rule", f"no smtshape rule for op '{node.domain or 'ai.onnx'}::{node.op_type}'"
@@ -327,15 +361,34 @@ def _settled(t) -> bool:
 
 
 def _function_rule(fn):
-    """Analyze a call of a model-local function by walking its body."""
+    """Analyze a call of a model-local function by walking its body, with the caller's
+    attributes (and the function's defaults) as the values of the body's attribute
+    references (``Engine.frames``, read by ``Context.attributes``)."""
 
     def rule(ctx: Context):
         eng = ctx.engine
+        key = (fn.domain, fn.name, getattr(fn, "overload", ""))
+        active = [f[0] for f in eng.frames]
+        if key in active:
+            chain = " -> ".join(k[1] for k in active[active.index(key):] + [key])
+            raise BadInput(f"model-local function '{fn.name}' calls itself ({chain}): recursion is not "
+                           "allowed in ONNX")
+        given = ctx.attributes
+        frame = {}
+        for name in fn.attributes:
+            if name in given:
+                frame[name] = given[name]
+        for name, a in getattr(fn, "defaults", {}).items():
+            frame.setdefault(name, given.get(name, a))
         for formal, i in zip(fn.inputs, range(ctx.num_inputs)):
             if ctx.has_input(i):
                 eng.values[formal] = eng.info(ctx.node.inputs[i])
-        for n in topo_order(fn):
-            eng.run_node(n)
+        eng.frames.append((key, frame))
+        try:
+            for n in topo_order(fn):
+                eng.run_node(n)
+        finally:
+            eng.frames.pop()
         for i, formal in enumerate(fn.outputs):
             t = eng.values.get(formal)
             if t is not None:

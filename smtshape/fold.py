@@ -47,8 +47,9 @@ def try_fold(ctx) -> bool:
     node = ctx.node
     if node.domain not in ("", "ai.onnx") or node.op_type in _SKIP or not node.inputs:
         return False
-    if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
-        return False
+    if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) or getattr(a, "ref_attr_name", None)
+           for a in node.attributes.values()):
+        return False      # (a subgraph; an attribute whose value is a function caller's)
     # the rule ran first: fold only when it says every output is static and small, so
     # nothing large is ever materialized (ConstantOfShape of 30000 x 30000, Expand, Tile...)
     ruled = []

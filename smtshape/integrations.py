@@ -100,7 +100,7 @@ def _report(result, verbose: int, auto_merge: bool, guess_output_rank: bool):
     if guess_output_rank and result.unchecked_nodes:
         logger.warning("smtshape: guess_output_rank is not applied (ranks are never guessed); %d node(s) "
                        "have no rule: %s", len(result.unchecked_nodes),
-                       ", ".join(f"{n} ({op})" for n, op, _ in result.unchecked_nodes[:10]))
+                       ", ".join(f"{u.node} ({u.op_type})" for u in result.unchecked_nodes[:10]))
     if verbose >= 1:
         from .report import dim_counts
         c = dim_counts(result)

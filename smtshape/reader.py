@@ -597,7 +597,7 @@ class Function:
     by iteration."""
 
     __slots__ = ("domain", "name", "overload", "inputs", "outputs", "_nodes", "is_sorted", "opset_imports",
-                 "attributes", "_scope")
+                 "attributes", "defaults", "_scope")
 
     def __init__(self, fp, base_dir: str, annotated=None):
         self.domain = fp.domain
@@ -606,6 +606,8 @@ class Function:
         self.opset_imports = {o.domain: o.version for o in fp.opset_import}
         self.attributes = list(fp.attribute)
         scope = _Scope(None, base_dir, in_function=True, annotated=annotated)
+        # attributes with a default value (IR >= 9): name -> Attr
+        self.defaults = {p.name: _attr(p, scope, p.name) for p in fp.attribute_proto}
         self._scope = scope
         self.inputs = []
         for name in fp.input:

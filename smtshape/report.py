@@ -196,7 +196,10 @@ def consistency_text(result, st: Style) -> str:
         return st(f"CONFLICT ({n} conflict{'s' if n != 1 else ''})", "red")
     if result.consistent is None:
         n = len(result.undecided)
-        return st(f"undecided ({n} constraint{'s' if n != 1 else ''} could not be decided)", "yellow")
+        u = sum(1 for x in result.unchecked_nodes if not x.accepted)
+        why = ([f"{n} constraint{'s' if n != 1 else ''} could not be decided"] if n else []) + \
+            ([f"{u} node{'s' if u != 1 else ''} not checked"] if u else [])
+        return st(f"not proven consistent ({', '.join(why)})", "yellow")
     return st("consistent", "green")
 
 
@@ -214,7 +217,7 @@ def summary_lines(result, model_path, st: Style, counts: dict) -> list[str]:
     lines.append("consistency: " + consistency_text(result, st))
     lines.append(f"findings: {len(result.conflicts)} conflict{'s' if len(result.conflicts) != 1 else ''}, "
                  f"{len(result.specializations)} specialization{'s' if len(result.specializations) != 1 else ''}, "
-                 f"{len(unchecked)} node{'s' if len(unchecked) != 1 else ''} without a rule")
+                 f"{len(unchecked)} node{'s' if len(unchecked) != 1 else ''} not checked")
     return lines
 
 
@@ -233,15 +236,20 @@ def _section(lines, st, title, items, total=None, limit=MAX_ITEMS):
 
 
 def unchecked_groups(result) -> list[str]:
+    """The nodes no rule checked, one line per (op, reason): how many, the first names,
+    why, and whether the user accepted them."""
     groups: dict = {}
-    for name, op, domain in result.unchecked_nodes:
-        groups.setdefault((domain, op), []).append(name)
+    for u in result.unchecked_nodes:
+        groups.setdefault((u.domain, u.op_type, u.reason, u.accepted), []).append(u)
     out = []
-    for (domain, op), names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        shown = ", ".join(f"'{one_line(n)}'" for n in names[:3])
-        more = f", ... ({len(names) - 3} more)" if len(names) > 3 else ""
+    for (domain, op, reason, accepted), us in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][:2])):
+        shown = ", ".join(f"'{one_line(u.node)}'" for u in us[:3])
+        more = f", ... ({len(us) - 3} more)" if len(us) > 3 else ""
         qual = f"{domain}::{op}" if domain else op
-        out.append(f"{one_line(qual)}: {len(names)} node{'s' if len(names) != 1 else ''} ({shown}{more})")
+        why = reason.value if reason.name == "NO_RULE" or len(us) > 1 else us[0].message
+        tail = " (accepted unchecked, --accept-unchecked)" if accepted else ""
+        out.append(f"{one_line(qual)}: {len(us)} node{'s' if len(us) != 1 else ''} ({shown}{more}): "
+                   f"{one_line(why)}{tail}")
     return out
 
 
@@ -268,7 +276,7 @@ def findings_lines(result, binds: dict, st: Style) -> list[str]:
         assumed += analysis
     _section(lines, st, "assumptions in force", assumed, limit=max(MAX_ITEMS, len(assumed)))
     _section(lines, st, "annotation findings", [fmt_diag(d) for d in diags(result, "annotation")])
-    _section(lines, st, "ops with no rule", unchecked_groups(result))
+    _section(lines, st, "nodes not checked", unchecked_groups(result))
     und = result.undecided
     if und:
         _section(lines, st, "undecided constraints",

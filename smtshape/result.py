@@ -39,11 +39,16 @@ class Result:
 
     @property
     def consistent(self) -> bool | None:
-        """True: the constraints hold together (every node with a rule checked);
-        False: conflicts were found (``conflicts``, each explained); None: no
-        conflict found but some constraints could not be decided (``undecided``)."""
+        """True: every node was checked by a rule and the constraints hold together;
+        False: conflicts were found (``conflicts``, each explained, a violated spec
+        precondition among them); None: no conflict found, but the model is not proven
+        consistent: some constraints could not be decided (``undecided``) or some nodes
+        were not checked (``unchecked_nodes``: no rule, a case the rule cannot compute,
+        an internal error; ops accepted with ``accept_unchecked`` excepted)."""
         if self.conflicts:
             return False
+        if self._consistency is None or any(not u.accepted for u in self.engine.unchecked):
+            return None
         return self._consistency
 
     @consistent.setter
@@ -57,7 +62,8 @@ class Result:
 
     @property
     def unchecked_nodes(self) -> list:
-        """(node name, op type, domain) of every node no rule checked (ops with no rule)."""
+        """Every node no rule checked (``Unchecked``: node, op_type, domain, reason, message,
+        accepted), those of ops accepted with ``accept_unchecked`` included."""
         return list(self.engine.unchecked)
 
     # ------------------------------------------------------------ shapes
@@ -475,7 +481,8 @@ class Result:
                            "op_type": c.provenance.op_type, "rule": c.provenance.rule,
                            "message": c.provenance.message} for c in self.undecided],
             "assumptions": _assumptions_json(self),
-            "unchecked_nodes": [{"node": n, "op_type": op, "domain": d} for n, op, d in self.unchecked_nodes],
+            "unchecked_nodes": [{"node": u.node, "op_type": u.op_type, "domain": u.domain, "reason": u.reason.name,
+                                 "message": u.message, "accepted": u.accepted} for u in self.unchecked_nodes],
             "diagnostics": [{"kind": d.kind, "severity": d.severity, "node": d.node, "op_type": d.op_type,
                              "message": d.message} for d in self.diagnostics],
         }

@@ -85,3 +85,18 @@ def run_onnxruntime(model: onnx.ModelProto, feeds: dict) -> list:
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return sess.run(None, feeds)
+
+
+def refused(res) -> bool:
+    """The model breaks a precondition or a relation: at least one conflict."""
+    return bool(res.conflicts)
+
+
+def unchecked(res) -> list:
+    """The nodes no rule could check (``Result.unchecked_nodes``, accepted ops left out)."""
+    return [u for u in res.unchecked_nodes if not u.accepted]
+
+
+def failed(res) -> bool:
+    """The analysis gave up on some node: refused (a conflict) or could not check it."""
+    return refused(res) or bool(unchecked(res))

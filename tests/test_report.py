@@ -52,11 +52,11 @@ def test_summary_comes_first_with_counts(mixed, capsys):
     assert lines[1] == f"values: {len(res.value_names)} (1 of unknown rank)"
     assert lines[2] == (f"dims: {counts['exact']} EXACT ({counts['static']} static, {counts['symbolic']} symbolic), "
                         f"1 UPPER_BOUND, 2 UNKNOWN")
-    assert lines[3] == "consistency: consistent"
-    assert lines[4] == "findings: 0 conflicts, 0 specializations, 1 node without a rule"
+    assert lines[3] == "consistency: not proven consistent (1 node not checked)"
+    assert lines[4] == "findings: 0 conflicts, 0 specializations, 1 node not checked"
     # findings before the table
-    assert out.index("ops with no rule:") < out.index("\nvalue ")
-    assert "com.example::Frobnicate: 1 node ('frob')" in out
+    assert out.index("nodes not checked:") < out.index("\nvalue ")
+    assert "com.example::Frobnicate: 1 node ('frob'): no smtshape rule for the op" in out
     assert out.index("conflicts:") < out.index("\nx ")
 
 
@@ -103,7 +103,7 @@ def test_colour_only_on_a_terminal(mixed, capsys, monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
     assert report.use_color(TTY()) and not report.use_color(io.StringIO())
     text = report.render(smtshape.analyze(mixed), mixed, color=True)
-    assert "\x1b[32mconsistent\x1b[0m" in text
+    assert "\x1b[33mnot proven consistent (1 node not checked)\x1b[0m" in text
     monkeypatch.setenv("NO_COLOR", "1")
     assert not report.use_color(TTY())
 

@@ -113,7 +113,7 @@ def test_onnx_inference_over_symbolic_inputs_is_not_taken_as_exact():
     rules = smtshape.Registry()
     rules.hide("", "Attention")                # force the ONNX per-node fallback
     res = smtshape.analyze(attention_model(), rules=rules)
-    assert ("attn", "Attention", "") in res.unchecked_nodes
+    assert ("attn", "Attention", "") in [u[:3] for u in res.unchecked_nodes]
     s = res.shape("y")
     assert s is None or all(d.exactness is not Exactness.EXACT or d.expr != 0 for d in s)
     assert s is None or s[2].exactness is Exactness.UNKNOWN
@@ -138,8 +138,12 @@ def test_check_lists_the_nodes_it_could_not_check(tmp_path, capsys):
     rules = smtshape.Registry()
     rules.hide("", "Relu")
     res = smtshape.analyze(add_relu(), rules=rules)
-    assert res.unchecked_nodes == [("relu", "Relu", "")]
-    assert res.to_json()["unchecked_nodes"] == [{"node": "relu", "op_type": "Relu", "domain": ""}]
+    assert [u[:3] for u in res.unchecked_nodes] == [("relu", "Relu", "")]
+    assert res.to_json()["unchecked_nodes"] == [{"node": "relu", "op_type": "Relu", "domain": "", "reason": "NO_RULE",
+                                                 "message": "no smtshape rule for op 'ai.onnx::Relu' (opset 18)",
+                                                 "accepted": False}]
+    # a node no rule checked: the model is not called consistent (None), and check exits 4
+    assert res.consistent is None
 
 
 # 5 ------------------------------------------------------------ cost

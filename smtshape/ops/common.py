@@ -18,14 +18,14 @@ def norm_axis(ctx, axis: int, rank: int | None, what: str = "axis") -> int:
             ctx.fail(f"{what} {axis} is negative and the input rank is unknown")
         return axis
     if not -rank <= axis < rank:      # the node cannot run: a conflict, not only a warning
-        ctx.invalid(f"{what} {axis} is out of range for rank {rank}", "axis.range")
+        ctx.invalid("axis.range", f"{what} {axis} is out of range [-{rank}, {rank - 1}] for rank {rank}")
     return axis + rank if axis < 0 else axis
 
 
 def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
     out = [norm_axis(ctx, int(a), rank, what) for a in axes]
     if len(set(out)) != len(out):
-        ctx.invalid(f"{what} {list(axes)} has duplicates", "axis.unique")
+        ctx.invalid("axis.unique", f"{what} {list(axes)} has duplicates")
     return out
 
 

@@ -67,7 +67,7 @@ def _out_info(ctx, v) -> TensorInfo:
 
 
 def _graph_attr(ctx, name):
-    a = ctx.node.attributes.get(name)
+    a = ctx.attributes.get(name)
     if a is None or a.type != ir.AttributeType.GRAPH:
         ctx.fail(f"required graph attribute '{name}' is missing")
     return a.value

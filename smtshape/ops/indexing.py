@@ -153,7 +153,7 @@ def element_range(ctx, v, depth: int = 0):
         return element_range(ctx, ins[0], depth + 1)
     if op == "Cast" and ins and ins[0] is not None:
         a = node.attributes.get("to")
-        if a is None or ir.DataType(a.value) not in (ir.DataType.INT64, ir.DataType.INT32):
+        if a is None or a.value is None or ir.DataType(a.value) not in (ir.DataType.INT64, ir.DataType.INT32):
             return None
         src = ctx.engine.info(ins[0]).dtype
         if src not in _INT_DTYPES:

@@ -105,7 +105,7 @@ def _label_encoder_dtype(ctx):
                      ("values_floats", ir.DataType.FLOAT)):
         if ctx.attr(name) is not None:
             return dt
-    t = ctx.node.attributes.get("values_tensor")
+    t = ctx.attributes.get("values_tensor")
     if t is not None:
         try:
             return t.value.dtype

@@ -252,7 +252,7 @@ def _shape_str(s):
 
 @register("", "Constant", since_version=1)
 def constant(ctx):
-    attrs = ctx.node.attributes
+    attrs = ctx.attributes
     if "sparse_value" in attrs:
         ctx.fail("sparse_value constants are not supported; the output is unknown")
     if "value" in attrs:
@@ -333,7 +333,7 @@ def _target_dims(ctx, i, what: str, allow_neg=False):
 @register("", "ConstantOfShape", since_version=9)
 def constant_of_shape(ctx):
     ctx.check_inputs(1, 1)
-    t = ctx.node.attributes.get("value")
+    t = ctx.attributes.get("value")
     tv = None
     if t is not None:
         tv = t.value
@@ -493,8 +493,8 @@ def _reshape(ctx, target, allowzero: bool):
         elif isinstance(t, int):
             if t == -1:
                 if infer_at is not None:
-                    ctx.invalid(f"Reshape target has more than one -1 (axes {infer_at} and {k})",
-                                "reshape.one_inferred")
+                    ctx.invalid("reshape.one_inferred",
+                                f"Reshape target has more than one -1 (axes {infer_at} and {k})")
                 infer_at = k
                 out.append(None)
             elif t < -1:
@@ -772,7 +772,7 @@ def concat(ctx):
         ctx.fail("Concat needs at least one input and no omitted inputs")
     axis = ctx.attr("axis", 1 if (ctx.opset or 4) < 4 else None)
     if axis is None:
-        ctx.invalid("Concat's required attribute 'axis' is missing", "concat.axis_required")
+        ctx.invalid("concat.axis_required", "Concat's required attribute 'axis' is missing")
     axis = int(axis)
     shapes = [ctx.shape(i) for i in range(n)]
     known = [(i, s) for i, s in enumerate(shapes) if s is not None]
@@ -783,10 +783,9 @@ def concat(ctx):
     r = len(known[0][1])
     for i, s in known:
         if len(s) != r:
-            ctx.invalid(f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}",
-                        "concat.rank")
+            ctx.invalid("concat.rank", f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}")
     if r == 0:
-        ctx.invalid("Concat of scalars (rank 0) is invalid", "concat.rank")
+        ctx.invalid("concat.rank", "Concat of scalars (rank 0) is invalid")
     ax = norm_axis(ctx, axis, r)
     out = list(known[0][1])
     i0 = known[0][0]

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from smtshape.testing import infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import infer_node, node_model, run_onnxruntime, ts, failed
 
 MS = "com.microsoft"
 _NP = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def concrete(spec, binding):

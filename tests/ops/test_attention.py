@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from smtshape import analyze
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 from .node_truth import cases, check_static, check_symbolic
 
@@ -16,8 +16,6 @@ def f(*shape):
     return np.asarray(np.random.rand(*shape), dtype=np.float32)
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def ort_check(op, inputs, attrs, feeds, bind, opset=23, n_outputs=1):

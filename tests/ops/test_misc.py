@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 import smtshape
 import smtshape.ops.misc  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 from .onnx_node_cases import check_all
 
@@ -31,8 +31,6 @@ def sts(shape):
     return t
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def names(shape, prefix="d"):

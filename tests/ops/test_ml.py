@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 import smtshape
 import smtshape.ops.ml  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs
+from smtshape.testing import exprs, failed
 
 from .onnx_node_cases import check_all
 
@@ -43,8 +43,6 @@ def names(shape, prefix="d"):
     return [f"{prefix}{i}" for i in range(len(shape))]
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def feed(t, shape):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 
 def value(res, name):
@@ -17,8 +17,6 @@ def rnd(shape):
     return np.asarray(np.random.rand(*shape) + 0.5, dtype=np.float32)
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 # ------------------------------------------------------------ BatchNormalization

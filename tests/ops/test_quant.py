@@ -5,11 +5,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from smtshape import analyze
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def fx(*shape):

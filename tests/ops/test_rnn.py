@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from onnx.reference import ReferenceEvaluator
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 G = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
@@ -15,8 +15,6 @@ def rnd(*shape):
     return (np.random.rand(*shape).astype(np.float32) - 0.5)
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def build(op, seq, batch, inp, hs, nd, layout=0, extras=(), opset=22, n_outputs=3, x_sym=True):

@@ -28,7 +28,8 @@ def rule_ids(res):
 
 
 def errors(res):
-    return [d for d in res.diagnostics if d.kind == "rule_error"]
+    """What refused the node: its conflicts and the diagnostics of a node not checked."""
+    return list(res.conflicts) + [d for d in res.diagnostics if d.kind == "rule_error"]
 
 
 # ---------------------------------------------------------------- ORT helper

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 import smtshape.ops.signal  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
 
 from .onnx_node_cases import check_all
 
@@ -16,8 +16,6 @@ def rnd(shape):
     return np.random.rand(*shape).astype(np.float32)
 
 
-def failed(res):
-    return any(d.kind == "rule_error" for d in res.diagnostics)
 
 
 def test_backend_node_tests():
