@@ -81,7 +81,7 @@ def apply_override(engine, ctx):
     st = engine.store
     for i, o in enumerate(ctx.node.outputs):
         ann = engine.annotations.get(o)
-        if ann is None:
+        if ann is None:        # (no annotation, or only an element type)
             continue
         t = engine.values.get(o)
         dims = _annotated_dims(engine, ann, engine.foreign_names)
@@ -137,7 +137,8 @@ def check_annotations(engine, policy: str):
         if declared is not None:    # the same values in the same (walk) order, without a look at each
             declared = set(declared())
             values = [v for v in values if v in declared] if declared else []
-        anns = {v: v.shape for v in values if getattr(v, "shape", None) is not None
+        anns = {v: v.shape for v in values
+                if (getattr(v, "shape", None) is not None or getattr(v, "dtype", None) is not None)
                 and getattr(v, "name", None) and v.producer() is not None
                 and not is_container(v.type)}
     for o, ann in anns.items():
@@ -145,9 +146,20 @@ def check_annotations(engine, policy: str):
         node = o.producer()
         nname = (node.name or node.op_type) if node is not None else ""
         op = node.op_type if node is not None else ""
-        dims = _annotated_dims(engine, ann, engine.foreign_names)
-        problems = []      # (relation text, message, refuted relation | "rank" | None)
-        if t is None or t.shape is None:
+        problems = []      # (relation text, message, refuted relation | "rank" | "type" | None)
+        declared_type = getattr(o, "dtype", None)
+        if declared_type is not None and t is not None and t.seq is None and t.dtype is not None \
+                and int(t.dtype) != int(declared_type):
+            problems.append((f"element type of '{o.name}' == {_type_name(declared_type)}",
+                             f"'{o.name}' is declared {_type_name(declared_type)} but {op or 'its producer'}'s "
+                             f"type rules give it {_type_name(t.dtype)}", "type"))
+        if ann is None:
+            dims = ()
+        else:
+            dims = _annotated_dims(engine, ann, engine.foreign_names)
+        if ann is None:
+            pass
+        elif t is None or t.shape is None:
             if any(isinstance(d, int) for d in dims):
                 problems.append((f"shape of '{o.name}' as annotated", f"annotation gives '{o.name}' the shape "
                                 f"{_declared(dims)} but the analysis cannot infer its rank; not trusted "
@@ -199,7 +211,7 @@ def check_annotations(engine, policy: str):
                 engine.diagnostic("annotation", f"{p} (not reported as a conflict of its own: the model has "
                                   "conflicts already)", nname, op, "warning")
             elif refuted is not None:
-                r = violation(p) if refuted == "rank" else refuted
+                r = violation(p, _FIX) if refuted in ("rank", "type") else refuted
                 c = st.add(r, prov, kind="annotation", absorb=False)
                 if facts_of.get(rel) is not None:
                     if not hasattr(engine, "annotation_facts"):
@@ -209,6 +221,14 @@ def check_annotations(engine, policy: str):
                 st.add(violation(f"{p} (policy strict)"), prov, kind="annotation")
             else:
                 engine.diagnostic("annotation", p, nname, op, "warning")
+
+
+_FIX = "correct the value_info declaration (or run with --policy skip)"
+
+
+def _type_name(dtype) -> str:
+    from .schemas import tensor_type
+    return tensor_type(dtype) or str(dtype)
 
 
 def _declared(dims) -> str:

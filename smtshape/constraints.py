@@ -305,6 +305,10 @@ class Conflict:
         if self.detail and not self.detail.startswith("these constraints cannot all hold"):
             lines.append(f"  {self.detail}")
         for c in self.constraints:
+            if isinstance(c.relation, Violation) and c.provenance.message == str(c.relation):
+                # (a violated precondition: its sentence is the headline; name the rule once)
+                lines.append(f"  <- {c.provenance.where()} [{c.provenance.rule}]")
+                continue
             lines.append(f"  - {_paren(c.relation) if isinstance(c.relation, Or) else c.relation}  "
                          f"<- {c.provenance}")
         return "\n".join(lines)

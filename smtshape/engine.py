@@ -7,13 +7,14 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import irtypes as ir
-from . import registry
+from . import registry, schemas
 from .constraints import Provenance, eq
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
@@ -209,8 +210,8 @@ class Engine:
         for node in order:
             if self.policy != "skip":
                 for o in node.outputs:
-                    if o.shape is not None and o.name and not ir.is_container(o.type):
-                        self.annotations[o] = o.shape
+                    if (o.shape is not None or o.dtype is not None) and o.name and not ir.is_container(o.type):
+                        self.annotations[o] = o.shape      # (None: only the element type is declared)
             self.run_node(node)
             if self.policy == "override":
                 from .annotations import apply_override
@@ -262,7 +263,10 @@ class Engine:
             if rule is _replayed:
                 pass
             elif rule is not None:
+                types = _schema_check(ctx, domain, opset)
                 rule(ctx)
+                if types is not None:
+                    self._type_outputs(ctx, types)
                 if ctx.recorded is not None and before == (len(st.symbols), len(st.conflicts),
                                                            len(self.diagnostics), self.assumption_notes):
                     e = self.cache.record(ctx, key, self.values)
@@ -275,6 +279,7 @@ class Engine:
                             {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
                         e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
             else:
+                _schema_check(ctx, domain, opset)
                 self._fallback(ctx)
         except Invalid:
             ctx.outputs_set.clear()       # (its conflict is recorded: the node was checked, and fails)
@@ -299,6 +304,20 @@ class Engine:
         for i, o in enumerate(ctx.outputs):
             if i not in ctx.outputs_set and o.name:
                 values[o] = TensorInfo(None, o.dtype)
+
+    def _type_outputs(self, ctx: Context, types: list):
+        """Give each output the element type its schema fixes, where the rule left it
+        unknown (the schema's word is the element type's only source then)."""
+        values = self.values
+        for i, s in enumerate(types):
+            if s is None or i not in ctx.outputs_set:
+                continue
+            o = ctx.outputs[i]
+            t = values.get(o)
+            if t is not None and t.dtype is None and t.seq is None:
+                dt = schemas.dtype_of(s)
+                if dt is not None:
+                    values[o] = dataclasses.replace(t, dtype=dt, canon=None, canon_value=None, cache_key=None)
 
     def _wants_fold(self, ctx) -> bool:
         """Could constant folding add something: every input foldable, an output not settled?"""
@@ -336,6 +355,16 @@ class Engine:
                             "used only for static dims from static inputs, other dims are UNKNOWN",
                             ctx.name, node.op_type, "warning")
         onnx_node_fallback(ctx)
+
+
+def _schema_check(ctx: Context, domain: str, opset):
+    """The schema's static contract of a standard op (``schemas.py``): arity, attributes,
+    element types; a violation is a conflict of the node.  Returns the element type each
+    output gets by the schema, or None (not a standard op)."""
+    if domain not in schemas.STANDARD_DOMAINS and domain != "ai.onnx":
+        return None
+    sig = schemas.signature(domain, ctx.op_type, opset)
+    return None if sig is None else sig.check(ctx)
 
 
 def _replayed(ctx):   # marker: the node's result came from the rule-result cache

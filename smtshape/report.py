@@ -130,6 +130,9 @@ def suggest_fix(c) -> str:
     """One sentence: what to change so that the conflict goes away."""
     if getattr(c, "fix", ""):
         return c.fix        # concrete: the constant / declaration / assumption to change (findings.py)
+    fixes = [k.relation.fix for k in c.constraints if getattr(k.relation, "fix", "")]
+    if fixes:
+        return "; ".join(dict.fromkeys(fixes))     # what the violated precondition's rule says to change
     nodes, assumptions, binds, annotations = [], [], [], False
     for k in c.constraints:
         p = k.provenance

@@ -172,7 +172,7 @@ def test_corpus_bounds_hold_at_the_bound_and_fail_just_past_it(name):
 def test_structural_preconditions_are_conflicts():
     from smtshape.testing import infer_node, ts
     cases = [("Reshape", [ts("float", [2, 6]), np.array([-1, -1], np.int64)], {}, "reshape.one_inferred"),
-             ("Concat", [ts("float", [2, 6]), ts("float", [2, 6])], {}, "concat.axis_required"),
+             ("Concat", [ts("float", [2, 6]), ts("float", [2, 6])], {}, "schema.attribute"),
              ("Concat", [ts("float", [2, 6]), ts("float", [2, 6, 1])], {"axis": 0}, "concat.rank"),
              ("Flatten", [ts("float", [2 ** 62, 4])], {"axis": 2}, "flatten.int64_range")]
     for op, ins, attrs, rule in cases:
