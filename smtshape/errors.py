@@ -28,7 +28,7 @@ class Cannot(str, Enum):
     None of them says the model is invalid (that is ``Context.invalid``)."""
 
     RANK_UNKNOWN = "an input's rank is unknown"
-    VALUE_UNKNOWN = "a value the rule needs is known only at run time"
+    VALUE_UNKNOWN = "a value the rule reads is not known before run time"
     TYPE_UNKNOWN = "an input's element type is unknown"
     NOT_MODELED = "a feature of the op that smtshape does not model"
     TOO_LARGE = "beyond what the analysis tracks"
