@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from . import irtypes as ir
 from . import registry, schemas
-from .constraints import Provenance, eq
+from .constraints import Provenance, eq, violation
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
 from .reader import Model, node_proto, proto_module, read_model
@@ -173,8 +173,34 @@ class Engine:
                 self.values[v] = declare_input(self, v)
                 continue
             self.values[v] = TensorInfo(self._input_shape(v), v.dtype)
+        declared = getattr(graph, "declared_inits", None) or {}
         for name, v in inits.items():
             self.values[v] = const_info(v.const_value, v.dtype)
+            self.check_initializer(v, declared.get(name))
+
+    def check_initializer(self, v, declared=None):
+        """An initializer's tensor must be well formed (``BadInput`` otherwise: onnx's
+        checker refuses it), hold as many elements as its dims say, and agree with the
+        graph input that declares it (IR < 4, or an overridable default): the last two are
+        conflicts, as onnxruntime refuses such models."""
+        t = v.const_value
+        problems = []
+        msg = t.check() if hasattr(t, "check") else None
+        if msg:
+            problems.append(("initializer.size", msg, "store as many elements as the dims say"))
+        if declared is not None:
+            if declared.dtype is not None and t.dtype is not None and int(declared.dtype) != int(t.dtype):
+                problems.append(("initializer.declared", f"graph input '{v.name}' is declared {declared.dtype} but its "
+                                 f"initializer is {t.dtype}", "declare the input with the initializer's type"))
+            ds = declared.shape
+            if ds is not None and (len(ds) != len(t.shape) or any(
+                    isinstance(a, int) and a != b for a, b in zip(ds, t.shape))):
+                shown = "[" + ", ".join(str(a) if isinstance(a, int) else (a.value or "?") for a in ds) + "]"
+                problems.append(("initializer.declared", f"graph input '{v.name}' is declared {shown} but its "
+                                 f"initializer has shape {list(t.shape)}",
+                                 "declare the input with the initializer's shape"))
+        for rule, msg, fix in problems:
+            self.store.add(violation(msg, fix), Provenance(v.name, "initializer", rule, msg))
 
     def _input_shape(self, v):
         if v.shape is None:
@@ -402,6 +428,12 @@ def _function_rule(fn):
             chain = " -> ".join(k[1] for k in active[active.index(key):] + [key])
             raise BadInput(f"model-local function '{fn.name}' calls itself ({chain}): recursion is not "
                            "allowed in ONNX")
+        if ctx.num_inputs > len(fn.inputs):
+            ctx.invalid("function.arity", f"the call gives {ctx.num_inputs} inputs to function '{fn.name}', "
+                        f"which takes {len(fn.inputs)}", f"call '{fn.name}' with at most {len(fn.inputs)} inputs")
+        if ctx.num_outputs != len(fn.outputs):
+            ctx.invalid("function.arity", f"the call names {ctx.num_outputs} outputs of function '{fn.name}', "
+                        f"which has {len(fn.outputs)}", f"name all {len(fn.outputs)} outputs of '{fn.name}'")
         given = ctx.attributes
         frame = {}
         for name in fn.attributes:
@@ -462,8 +494,8 @@ def onnx_node_fallback(ctx: Context):
         out = shape_inference.infer_node_outputs(schema, proto, input_types)
     except Exception as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        ctx.engine.diagnostic("rule_error", f"ONNX's node inference rejects this node: {first}; "
-                              "its outputs are unknown", ctx.name, node.op_type, "warning")
+        # ONNX's own inference of the op refuses the node: by ONNX's word it breaks the spec
+        ctx.conflict("onnx.node_inference", f"ONNX's inference of {node.op_type} refuses this node: {first}")
         return
     for i, o in enumerate(node.outputs):
         tp = out.get(proto.output[i]) if i < len(proto.output) else None

@@ -52,6 +52,14 @@ _NP_TYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "i
              10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
 _TYPED_FIELD = {1: "float_data", 7: "int64_data", 8: "string_data", 11: "double_data", 12: "uint64_data",
                 13: "uint64_data", 14: "float_data", 15: "double_data"}
+# the value fields of a TensorProto, and the one each element type stores its elements in
+_VALUE_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+_FIELD_OF = {1: "float_data", 14: "float_data", 7: "int64_data", 8: "string_data", 11: "double_data",
+             15: "double_data", 12: "uint64_data", 13: "uint64_data",
+             **{c: "int32_data" for c in (2, 3, 4, 5, 6, 9, 10, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28)}}
+# bits per element of the types whose stored count is one per element (and raw bytes bits / 8)
+_BITS_OF = {1: 32, 2: 8, 3: 8, 4: 16, 5: 16, 6: 32, 7: 64, 9: 8, 10: 16, 11: 64, 12: 32, 13: 64, 16: 16,
+            17: 8, 18: 8, 19: 8, 20: 8, 24: 8}
 # TensorProto.data_type -> struct format of the integer types decoded without numpy
 _INT_FORMATS = {7: "q", 6: "i", 5: "h", 4: "H", 3: "b", 2: "B", 12: "I", 13: "Q", 9: "?"}
 
@@ -216,6 +224,44 @@ class Tensor:
 
     def tobytes(self) -> bytes:
         return self.numpy().tobytes()
+
+    def check(self) -> str | None:
+        """Is the stored tensor well formed?  ``BadInput`` for what onnx's checker refuses
+        (an UNDEFINED element type, no value field or more than one, elements stored in
+        the field of another type); a sentence for elements whose count differs from the
+        dims' (the checker lets it pass, onnxruntime refuses the model: a conflict for the
+        caller to state); None when it is fine.  Raw data is measured only for tensors
+        under 1 MB (reading a large one would copy it)."""
+        p = self._proto
+        code = p.data_type
+        where = f"tensor '{self.name}'"
+        if code == 0:
+            raise BadInput(f"malformed model: {where} has element type UNDEFINED")
+        if p.data_location == 1:
+            return None
+        filled = [f for f in _VALUE_FIELDS if len(getattr(p, f))]
+        has_raw = p.HasField("raw_data")
+        n = self.size
+        if len(filled) + has_raw > 1 or (not filled and not has_raw and n and code != 8):
+            raise BadInput(f"malformed model: {where} should hold its elements in one and only one field")
+        want = _FIELD_OF.get(code)
+        if filled and want is not None and filled[0] != want:
+            raise BadInput(f"malformed model: {where} of element type {_dtype(code)} stores its elements in "
+                           f"'{filled[0]}' instead of '{want}'")
+        bits = _BITS_OF.get(code)
+        if bits is None:
+            return None          # (strings, complex, sub-byte types: counted by their readers)
+        if has_raw:
+            if p.ByteSize() > 1 << 20:
+                return None
+            held = len(p.raw_data) * 8 // bits
+        elif filled:
+            held = len(getattr(p, filled[0]))
+        else:
+            held = 0
+        if held != n:
+            return f"{where} has dims {list(self.shape)} ({n} elements) but holds {held}"
+        return None
 
     def int_values(self, limit: int):
         """The elements as a tuple of Python ints (bools for BOOL) when this is an
@@ -435,7 +481,8 @@ class Graph:
     in file order by iteration; ``is_sorted`` when no node reads a value before
     its producer (subgraph captures included)."""
 
-    __slots__ = ("name", "inputs", "outputs", "initializers", "_nodes", "is_sorted", "_scope", "doc_string")
+    __slots__ = ("name", "inputs", "outputs", "initializers", "_nodes", "is_sorted", "_scope", "doc_string",
+                 "declared_inits")
 
     def __init__(self, gp, parent_scope=None, base_dir: str = ""):
         scope = _Scope(parent_scope, parent_scope.base_dir if parent_scope is not None else base_dir)
@@ -449,11 +496,17 @@ class Graph:
         init_protos = gp.initializer[:]
         init_names = [tp.name for tp in init_protos]     # (each read once: used again below)
         init_set = set(init_names) if init_names and gp.input else ()
+        # an initializer that is also a graph input: its declared type, to check the
+        # initializer against (name -> a Value carrying the declaration)
+        self.declared_inits = {}
         for vi in gp.input:
             name = vi.name
             v = Value(name)
             if name not in init_set:
                 _set_type(v, vi.type)
+            elif vi.HasField("type"):
+                d = self.declared_inits[name] = Value(name)
+                _set_type(d, vi.type)
             names[name] = v
             inputs.append(v)
         self.inputs = inputs

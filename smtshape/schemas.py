@@ -22,6 +22,7 @@ import os
 from functools import lru_cache
 
 from . import irtypes as ir
+from .errors import Invalid
 
 TABLE = os.path.join(os.path.dirname(__file__), "schema", "onnx-schemas.json")
 STANDARD_DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
@@ -115,6 +116,7 @@ class Signature:
                             f"{_ATTR_NAMES.get(want, want)}, the node gives {_ATTR_NAMES.get(kind, kind)}")
         bound: dict = {}
         refused: set = set()          # type parameters already reported (one conflict each)
+        conflicted = False
         for i in range(n_in):
             t = ctx.input(i) if ctx.inputs[i] is not None else None
             s = type_string(t)
@@ -125,6 +127,7 @@ class Signature:
             allowed = self.allowed.get(typ)
             if allowed is None:             # a concrete type, not a parameter
                 if s != typ:
+                    conflicted = True
                     ctx.conflict("schema.type", f"{op}-{self.since} input {i} must be {typ}, it is {s}",
                                  f"cast input {i} to {typ}")
                 continue
@@ -132,6 +135,7 @@ class Signature:
                 if typ in refused:
                     continue
                 refused.add(typ)
+                conflicted = True
                 ctx.conflict("schema.type", lambda i=i, s=s, typ=typ, allowed=allowed:
                              f"{op}-{self.since} input {i} is {s}, which its type {typ} does not allow "
                              f"(allowed: {', '.join(sorted(allowed))})", f"cast input {i} to an allowed type")
@@ -141,8 +145,12 @@ class Signature:
                 if first is None:
                     bound[typ] = (s, i)
                 elif first[0] != s:
+                    conflicted = True
                     ctx.conflict("schema.type", f"{op}-{self.since} inputs {first[1]} and {i} are both of type "
                                  f"{typ} but are {first[0]} and {s}", f"cast input {i} to {first[0]}")
+        if conflicted:
+            # (a node whose inputs have types its schema refuses cannot run: no outputs)
+            raise Invalid(f"{op}-{self.since}: input element types")
         outs = []
         for k in range(n_out):
             p = self.formal(self.outputs, k)

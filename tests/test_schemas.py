@@ -120,3 +120,92 @@ def test_valid_models_stay_consistent():
         if any(k.provenance.rule.startswith("schema.") for c in res.conflicts for k in c.constraints):
             bad.append((tc.name, res.conflicts[0].explain().splitlines()[0]))
     assert bad == []
+
+
+# ---------------------------------------------------------------- initializers and calls
+
+def _range_model(delta, ir=8, declared=None):
+    inputs = [declared] if declared is not None else []
+    g = helper.make_graph([helper.make_node("Range", ["start", "limit", "delta"], ["output"], name="r")], "g", inputs,
+                          [helper.make_tensor_value_info("output", TP.FLOAT, [None])],
+                          initializer=[helper.make_tensor("start", TP.FLOAT, (), (1,)),
+                                       helper.make_tensor("limit", TP.FLOAT, (), (5,)), delta])
+    return helper.make_model(g, ir_version=ir, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def _tensor(**fields):
+    t = onnx.TensorProto()
+    t.name = "delta"
+    t.data_type = fields.pop("data_type", TP.FLOAT)
+    for k, v in fields.items():
+        if k == "raw_data":
+            t.raw_data = v
+        else:
+            getattr(t, k).extend(v)
+    return t
+
+
+@pytest.mark.parametrize("tensor,text", [
+    (_tensor(data_type=TP.UNDEFINED, float_data=[1.0]), "element type UNDEFINED"),
+    (_tensor(int64_data=[2]), "stores its elements in 'int64_data' instead of 'float_data'"),
+    (_tensor(), "one and only one field"),
+])
+def test_malformed_initializer_is_bad_input(tensor, text):
+    """What onnx's checker refuses is bad input, named."""
+    with pytest.raises(smtshape.BadInput, match=text):
+        smtshape.analyze(_range_model(tensor))
+
+
+@pytest.mark.parametrize("tensor", [_tensor(float_data=[1.0, 2.0]), _tensor(raw_data=b"\0" * 8)])
+def test_initializer_holding_more_elements_than_its_dims_is_a_conflict(tensor):
+    """onnx's checker lets it pass, onnxruntime refuses it: a conflict naming the initializer."""
+    m = _range_model(tensor)
+    onnx.checker.check_model(m)
+    res = smtshape.analyze(m)
+    assert rules_of(res) == ["initializer.size"]
+    assert "initializer 'delta' is invalid: tensor 'delta' has dims [] (1 elements) but holds 2" in \
+        res.conflicts[0].explain()
+    assert smtshape.analyze(_range_model(_tensor(raw_data=b"\0\0\x80\x3f"))).consistent is True
+
+
+@pytest.mark.parametrize("ir", [3, 8])
+def test_initializer_that_contradicts_its_input_declaration_is_a_conflict(ir):
+    declared = helper.make_tensor_value_info("delta", TP.FLOAT, [2])
+    res = smtshape.analyze(_range_model(_tensor(float_data=[1.0]), ir=ir, declared=declared))
+    assert rules_of(res) == ["initializer.declared"]
+    assert "graph input 'delta' is declared [2] but its initializer has shape []" in res.conflicts[0].explain()
+    declared = helper.make_tensor_value_info("delta", TP.INT64, [])
+    res = smtshape.analyze(_range_model(_tensor(float_data=[1.0]), ir=ir, declared=declared))
+    assert "declared INT64 but its initializer is FLOAT" in res.conflicts[0].explain()
+
+
+@pytest.mark.parametrize("text,why", [
+    ("""<ir_version: 8, opset_import: [ "" : 18, "local" : 1 ]>
+        agraph (float[1] X) => (float[1] Y) { Y = local.F (X) }
+        <opset_import: [ "" : 18 ], domain: "local">
+        F (x) => (y1, y2) { y1 = Identity(x) y2 = Identity(x) }""", "names 1 outputs of function 'F', which has 2"),
+    ("""<ir_version: 8, opset_import: [ "" : 18, "local" : 1 ]>
+        agraph (float[1] X) => (float[1] Y) { Y = local.F (X, X) }
+        <opset_import: [ "" : 18 ], domain: "local">
+        F (x) => (y1) { y1 = Identity(x) }""", "gives 2 inputs to function 'F', which takes 1"),
+])
+def test_function_call_arity(text, why):
+    """onnxruntime refuses both models (its inliner: 'Number of actual parameters cannot exceed
+    number of formal parameters'; 'output index 1 is out of range')."""
+    res = smtshape.analyze(onnx.parser.parse_model(text))
+    assert rules_of(res) == ["function.arity"] and why in res.conflicts[0].explain()
+
+
+def test_onnx_node_inference_refusal_of_an_op_with_no_rule_is_a_conflict():
+    """An op smtshape has no rule for (here a schema registered at run time, as ONNX's own
+    test does): ONNX's inference of the node is asked; its refusal is a conflict."""
+    schema = onnx.defs.OpSchema("SmtCustomOp", "", 1, inputs=[], outputs=[])
+    onnx.defs.register_schema(schema)
+    try:
+        m = onnx.parser.parse_model("""<ir_version: 7, opset_import: ["" : 1]>
+            agraph (float[2] X, float[2] Y) => (float[2] Z) { Z = SmtCustomOp(X, Y) }""")
+        res = smtshape.analyze(m)
+    finally:
+        onnx.defs.deregister_schema("SmtCustomOp", 1, "")
+    assert rules_of(res) == ["onnx.node_inference"] and "input size 2 not in range" in res.conflicts[0].explain()
+    assert [u.op_type for u in res.unchecked_nodes] == ["SmtCustomOp"]
