@@ -1556,24 +1556,41 @@ class Store:
         return [c for c in self.constraints if c.status in ("absorbed", "residual")]
 
     def to_smtlib(self) -> str:
-        """The constraint set the store answers from, as SMT-LIB2 ending in (check-sat).
-        Every symbol is quoted and every comment is one line, so no name can change
-        what the export means."""
+        """The model's constraint set as SMT-LIB2 ending in (check-sat): the set the store
+        answers from, then the constraints of every conflict (so the export of a model
+        with conflicts is unsatisfiable, as the model is); undecided constraints are
+        comments.  Every symbol is ``|d.<name>|`` (a private namespace: a dim named
+        ``and`` or ``true`` is never a keyword), mapped back to its name in a comment;
+        every comment is one line; no model or user text appears outside comments."""
         p = SmtLib()
         body: list[str] = []
         syms: set = set()
-        for c in self.exported():
+
+        def emit(c, tag):
             try:
                 text = p.relation(c.relation)
             except Untranslatable:
                 body.append(f"; c{c.id} (not expressible in SMT-LIB, omitted): {one_line(c.relation)}")
-                continue
-            syms |= _rel_symbols(c.relation)
-            body.append(f"; c{c.id} [{c.kind}] {one_line(c.provenance)}")
+                return
+            syms.update(_rel_symbols(c.relation))
+            body.append(f"; c{c.id} [{tag}] {one_line(c.provenance)}")
             body.append(f"(assert {text})")
+        for c in self.exported():
+            emit(c, c.kind)
+        if self.conflicts:
+            body.append(f"; {len(self.conflicts)} conflict(s): the constraints below cannot hold with the ones "
+                        "above (smtshape set them aside to go on answering)")
+        done = set()
+        for cf in self.conflicts:
+            for c in cf.constraints:
+                if c.id not in done and c.status == "conflict":
+                    done.add(c.id)
+                    emit(c, "conflict")
         for c in self.constraints:
-            if c.status in ("conflict", "undecided"):
-                body.append(f"; c{c.id} set aside ({c.status}): {one_line(c.relation)}  <- {one_line(c.provenance)}")
+            if c.status == "conflict" and c.id not in done:
+                emit(c, "conflict")
+            elif c.status == "undecided":
+                body.append(f"; c{c.id} set aside (undecided): {one_line(c.relation)}  <- {one_line(c.provenance)}")
         head = ["; smtshape constraint set (SMT-LIB 2)",
                 "; domain: every dim symbol is a non-negative integer"]
         head += [f"; assumption: {one_line(d)}" for d in self.domain.describe()]
@@ -1584,7 +1601,7 @@ class Store:
             lo = self.lower_bound(s)
             if lo is not None:
                 decl.append(f"(assert (>= {q} {lo}))")
-        names = [f"; {q} = {one_line(repr(n))}" for n, q in sorted(p.names.items()) if q != f"|{n}|"]
+        names = [f"; {q} is {one_line(repr(n))}" for n, q in sorted(p.names.items())]
         return "\n".join(head + names + decl + body + ["(check-sat)", ""])
 
 

@@ -159,10 +159,12 @@ _SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sym
 
 # ---------------------------------------------------------------- SMT-LIB2 text
 def smt_name(name: str) -> str:
-    """A symbol as an SMT-LIB quoted symbol.  ``|`` and ``\\`` cannot appear inside
-    one, so they are replaced (names are made unique by the caller)."""
-    safe = "".join("_" if c in "|\\" or ord(c) < 32 else c for c in name)
-    return f"|{safe}|"
+    """A symbol as an SMT-LIB quoted symbol in smtshape's namespace, ``|d.<name>|``: a
+    quoted symbol is the same symbol as the unquoted one, so ``|and|`` would be the
+    keyword; ``d.`` keeps every dim apart from SMT-LIB's words.  ``|`` and ``\\``
+    cannot appear inside one, so they are replaced (names are made unique by the caller)."""
+    safe = "".join("_" if c in "|\\" or ord(c) < 32 or c in "\x7f\x85\u2028\u2029" else c for c in name)
+    return f"|d.{safe}|"
 
 
 def one_line(text: str) -> str:

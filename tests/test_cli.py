@@ -168,7 +168,7 @@ def test_smtlib_file_is_parseable_by_z3(tmp_path, capsys):
     s = z3.Solver()
     s.add(z3.parse_smt2_string(smt.read_text()))
     assert s.check() == z3.sat
-    a, b = z3.Ints("a b")
+    a, b = z3.Ints("d.a d.b")         # (every symbol is |d.<name>|)
     s.add(a + b != 1024)
     assert s.check() == z3.unsat       # the MatMul inner-dim constraint is in the export
 

@@ -210,12 +210,15 @@ def test_smtlib_export_is_the_answered_set_with_its_domain():
     res = smtshape.analyze(add_relu(), inputs_positive=True, assume=["c == 3", "c == 4"])
     text = res.to_smtlib()
     assert text.rstrip().endswith("(check-sat)")
-    assert "(assert (>= |a| 1))" in text                   # inputs_positive is in the export
+    assert "(assert (>= |d.a| 1))" in text                 # inputs_positive is in the export
     s = z3.Solver()
     s.add(z3.parse_smt2_string(text))
-    assert s.check() == z3.sat                             # the set-aside conflict is only a comment
-    assert "set aside (conflict)" in text
-    s.add(z3.Int("a") == 0)
+    assert s.check() == z3.unsat                           # the conflict is exported: unsat, as the model
+    base = text.split("conflict(s): ")[0] + "(check-sat)"  # the set the store answers from
+    s = z3.Solver()
+    s.add(z3.parse_smt2_string(base))
+    assert s.check() == z3.sat
+    s.add(z3.Int("d.a") == 0)
     assert s.check() == z3.unsat                           # and the store proves a >= 1 too
     assert res.prove("a >= 1") is Verdict.PROVEN
 
@@ -337,16 +340,19 @@ def test_node_names_cannot_change_what_the_export_means(name):
         text = res.to_smtlib()
         s = z3.Solver()
         s.add(z3.parse_smt2_string(text))
-        assert s.check() == z3.sat       # consistent: K == 4; conflicting: set aside, the rest is sat
+        # consistent: K == 4 (sat); conflicting (3 != 4): the exported conflict makes it unsat,
+        # whatever the node's name says
+        assert s.check() == (z3.sat if inner == "K" else z3.unsat)
         assert all(line.startswith((";", "(")) for line in text.splitlines() if line)
+        assert "(exit)" not in [line.strip() for line in text.splitlines() if not line.startswith(";")]
 
 
 @pytest.mark.parametrize("dim", ["true", "false", "and", "or", "distinct", "xor", "as", "_", "let", "Int"])
 def test_reserved_words_as_dim_names_round_trip(dim):
-    m = model([helper.make_node("Concat", ["x", "y"], ["z"], name="cat", axis=0),
+    m = model([helper.make_node("Concat", ["x", "y"], ["z"], name="cat", axis=1),
                helper.make_node("MatMul", ["z", "w"], ["o"], name="mm")],
-              [V("x", [dim, 4]), V("y", ["b", 4])], ["o"],
-              [numpy_helper.from_array(np.zeros((4, 2), np.float32), "w")])
+              [V("x", [4, dim]), V("y", [4, "b"])], ["o"],
+              [numpy_helper.from_array(np.zeros((8, 2), np.float32), "w")])      # dim + b == 8
     res = smtshape.analyze(m, assume=["b <= 6"])
     text = res.to_smtlib()
     s = z3.Solver()
@@ -355,5 +361,11 @@ def test_reserved_words_as_dim_names_round_trip(dim):
     # same verdict as the store on a claim
     claim_store = res.prove("b <= 10")
     assert claim_store is Verdict.PROVEN
-    s.add(z3.Not(z3.Int("b") <= 10))
+    s.add(z3.Not(z3.Int("d.b") <= 10))
     assert (s.check() == z3.unsat) == (claim_store is Verdict.PROVEN)
+    # every symbol is in smtshape's namespace: no quoted symbol is an SMT-LIB word
+    import re
+    quoted = set(re.findall(r"\|([^|]*)\|", "\n".join(line for line in text.splitlines()
+                                                       if not line.startswith(";"))))
+    assert quoted and all(q.startswith("d.") for q in quoted)
+    assert f"; |d.{dim}| is {dim!r}" in text
