@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from smtshape.testing import infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import failed, infer_node, node_model, refused, run_onnxruntime, ts, unchecked  # noqa: F401
 
 MS = "com.microsoft"
 _NP = {1: np.float32, 2: np.uint8, 3: np.int8, 6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64}
@@ -46,3 +46,25 @@ def check(op, inputs, attrs=None, bindings=({},), n_outputs=1, domain=MS, feeds=
 
 
 _DT = {"float": 1, "uint8": 2, "int8": 3, "int32": 6, "int64": 7, "bool": 9, "float16": 10, "double": 11}
+
+
+def conflict_rules(res):
+    """The rule ids of every constraint in the result's conflicts."""
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints}
+
+
+def ort_refuses(op, inputs, attrs=None, n_outputs=1, domain=MS, opset=18):
+    """onnxruntime refuses the one-node model at load (its checker, its contrib shape
+    inference, a kernel constructor) or at run time (zeros as inputs).  None when it has
+    no CPU kernel for the op and accepted the model up to kernel assignment (so only its
+    checker and shape inference spoke)."""
+    model = node_model(op, inputs, attrs or {}, domain=domain, n_outputs=n_outputs, opset=opset)
+    feed = {f"x{i}": np.zeros(x.shape, _NP[x.dtype]) for i, x in enumerate(inputs) if isinstance(x, ts)}
+    try:
+        run_onnxruntime(model, feed)
+    except Exception as e:      # noqa: BLE001  (onnxruntime raises its own exception types)
+        msg = str(e)
+        if "NOT_IMPLEMENTED" in msg and "Could not find an implementation" in msg:
+            return None
+        return True
+    return False

@@ -4,7 +4,7 @@ import pytest
 
 from smtshape.testing import exprs, infer_node, ts
 
-from .contrib_check import MS, check, failed
+from .contrib_check import MS, check, conflict_rules, failed, ort_refuses, refused
 
 
 # ---------------------------------------------------------------- FusedConv
@@ -85,7 +85,8 @@ def test_fused_matmul_matches_onnxruntime(attrs, a, b, binds):
 
 def test_fused_matmul_trans_batch_needs_equal_ranks():
     res = infer_node("FusedMatMul", [ts("float", [4, 3, 5]), ts("float", [5, 6])], {"transBatchA": 1}, domain=MS)
-    assert failed(res)
+    assert refused(res) and "fusedmatmul.trans_batch" in conflict_rules(res)
+    assert ort_refuses("FusedMatMul", [ts("float", [4, 3, 5]), ts("float", [5, 6])], {"transBatchA": 1})
 
 
 def test_fused_matmul_inner_conflict_names_node():

@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-from smtshape.testing import exprs, infer_node, ts
+from smtshape.testing import exprs, infer_node, refused, ts
 
-from .contrib_check import MS, check
+from .contrib_check import MS, check, conflict_rules
 
 
 @pytest.mark.parametrize("attrs", [{"dim": 1, "size": 3, "step": 2}, {"dim": -1, "size": 2}, {"dim": 1, "size": 1}])
@@ -60,11 +60,16 @@ def test_packed_attention_ops():
                                          np.zeros(24, np.float32), ts("int32", ["B", "S"]), ts("int32", ["C"])],
                      {"num_heads": 2}, domain=MS)
     assert exprs(res, "y0") == ("T", 8)
-    mha = infer_node("PackedMultiHeadAttention", [ts("float", ["T", 4, 3, 8])], {"num_heads": 4}, domain=MS)
+    packing = [ts("int32", ["B", "S"]), ts("int32", ["C"])]     # token_offset, cumulative_sequence_length
+    mha = infer_node("PackedMultiHeadAttention", [ts("float", ["T", 4, 3, 8]), None, None, None, *packing],
+                     {"num_heads": 4}, domain=MS)
     assert exprs(mha, "y0") == ("T", 32)
     mha2 = infer_node("PackedMultiHeadAttention", [ts("float", ["T", 16]), ts("float", ["T", 16]),
-                                                   ts("float", ["T", 12])], {"num_heads": 4}, domain=MS)
+                                                   ts("float", ["T", 12]), None, *packing], {"num_heads": 4}, domain=MS)
     assert exprs(mha2, "y0") == ("T", 12)
+    # onnxruntime's schema requires token_offset and cumulative_sequence_length
+    bare = infer_node("PackedMultiHeadAttention", [ts("float", ["T", 4, 3, 8])], {"num_heads": 4}, domain=MS)
+    assert refused(bare) and "packedmultiheadattention.arity" in conflict_rules(bare)
 
 
 def test_relative_position_biases():
@@ -82,7 +87,8 @@ def test_relative_position_biases():
 
 
 def test_sparse_attention_packed():
+    blocks = [ts("int32", [1, 3]), ts("int32", [1, 4]), ts("int32", [1]), ts("int32", ["B"])]
     res = infer_node("SparseAttention", [ts("float", ["B", "S", 64]), None, None, ts("float", ["B", 2, "M", 8]),
-                                         ts("float", ["B", 2, "M", 8])],
-                     {"num_heads": 4, "kv_num_heads": 2}, domain=MS, n_outputs=3)
+                                         ts("float", ["B", 2, "M", 8]), *blocks],
+                     {"num_heads": 4, "kv_num_heads": 2, "sparse_block_size": 16}, domain=MS, n_outputs=3)
     assert exprs(res, "y0") == ("B", "S", 32) and exprs(res, "y1") == ("B", 2, "M", 8)

@@ -16,7 +16,7 @@ from ...constraints import eq
 from ...printing import show
 from ...registry import register
 from ..common import norm_axis
-from ._util import MS, last_dim, onto, same_shape, vector_of
+from ._util import MS, contract, last_dim, onto, same_shape, vector_of
 
 
 def _same(ctx):
@@ -26,7 +26,7 @@ def _same(ctx):
 @register(MS, "Gelu", since_version=1)
 @register(MS, "QuickGelu", since_version=1)
 def gelu(ctx):
-    ctx.check_inputs(1, 1)
+    contract(ctx)
     _same(ctx)
 
 
@@ -34,29 +34,34 @@ def gelu(ctx):
 @register(MS, "BiasGelu", since_version=1)
 def bias_gelu(ctx):
     """Y has X's shape; the (optional for FastGelu) bias is 1-D of X's last dim."""
-    ctx.check_inputs(2 if ctx.op_type == "BiasGelu" else 1, 2)
+    contract(ctx)
     x = ctx.shape(0)
-    vector_of(ctx, 1, last_dim(ctx, x), f"{ctx.op_type.lower()}.bias", "bias", "X's last dim")
+    if x is not None and len(x) == 0:
+        ctx.invalid(f"{ctx.op_type.lower()}.rank", f"X is a scalar: {ctx.op_type} takes X of rank >= 1 "
+                    "(onnxruntime: \"Input 0 is expected to have 1 or more dimensions\")",
+                    f"give {ctx.op_type} an X of rank >= 1")
+    if ctx.has_input(1):
+        vector_of(ctx, 1, last_dim(ctx, x), f"{ctx.op_type.lower()}.bias", "bias", "X's last dim")
     _same(ctx)
 
 
 @register(MS, "ScaledSiLU", since_version=1)
 def scaled_silu(ctx):
     """Y has X's shape; the optional scale is a scalar (onnxruntime: "scale must be a scalar")."""
-    ctx.check_inputs(1, 2)
+    contract(ctx)
     s = ctx.shape(1) if ctx.has_input(1) else None
     if s is not None and len(s) != 0:
-        ctx.fail(f"scale must be a scalar, has rank {len(s)}")
+        ctx.invalid("scaledsilu.scale", f"scale has rank {len(s)}: it is a scalar", "give scale the shape ()")
     _same(ctx)
 
 
 @register(MS, "BiasAdd", since_version=1)
 def bias_add(ctx):
     """X (N, S, C) + bias (C) + skip (N, S, C): Y has X's shape.  (CUDA only.)"""
-    ctx.check_inputs(3, 3)
+    contract(ctx)
     x = ctx.shape(0)
     if x is not None and len(x) != 3:
-        ctx.fail(f"X must be 3-D (N, S, C), has rank {len(x)}")
+        ctx.invalid("biasadd.rank", f"X has rank {len(x)}: it is 3-D (N, S, C)", "give X the shape (N, S, C)")
     vector_of(ctx, 1, last_dim(ctx, x), "biasadd.bias", "bias", "the channel count")
     x = same_shape(ctx, x, ctx.shape(2), "biasadd.skip", "X", "skip")
     ctx.set_output(0, x, ctx.dtype(0))
@@ -65,10 +70,10 @@ def bias_add(ctx):
 @register(MS, "BiasSplitGelu", since_version=1)
 def bias_split_gelu(ctx):
     """X (N, S, D) + bias (D), split in halves: Y is (N, S, D / 2), D even.  (CUDA only.)"""
-    ctx.check_inputs(2, 2)
+    contract(ctx)
     x = ctx.shape(0)
     if x is not None and len(x) != 3:
-        ctx.fail(f"X must be 3-D (N, S, D), has rank {len(x)}")
+        ctx.invalid("biassplitgelu.rank", f"X has rank {len(x)}: it is 3-D (N, S, D)", "give X the shape (N, S, D)")
     d = last_dim(ctx, x)
     vector_of(ctx, 1, d, "biassplitgelu.bias", "bias", "X's hidden dim")
     out = None
@@ -82,7 +87,7 @@ def bias_split_gelu(ctx):
 def bias_dropout(ctx):
     """Dropout(data + bias) + residual: output and mask have data's shape; bias is 1-D of the
     last dim or data's shape; residual has data's shape.  (CUDA only.)"""
-    ctx.check_inputs(2, 5)
+    contract(ctx)
     x = ctx.shape(0)
     b = ctx.shape(1)
     if x is not None and b is not None:
@@ -100,7 +105,7 @@ def bias_dropout(ctx):
 @register(MS, "BiasSoftmax", since_version=1)
 def bias_softmax(ctx):
     """softmax(data + bias): output has data's shape, bias broadcasts onto data (one direction).  (CUDA only.)"""
-    ctx.check_inputs(2, 2)
+    contract(ctx)
     x = ctx.shape(0)
     if x is not None:
         norm_axis(ctx, int(ctx.attr("axis", 1)), len(x))

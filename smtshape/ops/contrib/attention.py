@@ -20,18 +20,20 @@ from ...constraints import eq
 from ...printing import show
 from ...registry import register
 from ..common import unify
-from ._util import MS, same_shape, vector_of
+from ._util import MS, contract, same_shape, vector_of
 
 
 def _heads(ctx, name="num_heads", required=True):
     v = ctx.attr(name)
     if v is None:
         if required:
-            ctx.fail(f"required attribute '{name}' is missing")
+            ctx.invalid(f"{ctx.op_type.lower()}.attribute", f"{ctx.op_type}'s required attribute '{name}' is missing",
+                        f"give the node its '{name}' attribute")
         return None
     v = int(v)
     if v <= 0:
-        ctx.fail(f"{name} must be positive, is {v}")
+        ctx.invalid(f"{ctx.op_type.lower()}.{name}", f"{name} {v} is not positive: it is a count of heads",
+                    f"set {name} to the number of heads (>= 1)")
     return v
 
 
@@ -44,8 +46,12 @@ def _div(ctx, total, parts, rule, what):
 
 
 def _rank(ctx, s, ranks, what):
+    """``s`` (when known) has one of ``ranks``: the shapes the op's spec gives ``what``
+    (onnxruntime's shape inference or kernel refuses the others)."""
     if s is not None and len(s) not in ranks:
-        ctx.fail(f"{what} must have rank {' or '.join(map(str, ranks))}, has rank {len(s)}")
+        want = " or ".join(map(str, ranks))
+        ctx.invalid(f"{ctx.op_type.lower()}.rank", f"{what} has rank {len(s)}: {ctx.op_type} takes a {what} of "
+                    f"rank {want}", f"give {what} rank {want}")
 
 
 # ---------------------------------------------------------------- Attention
@@ -54,7 +60,7 @@ def attention(ctx):
     """input (B, S, Hin), weights (Hin, Hq + Hk + Hv), bias (Hq + Hk + Hv); qkv_hidden_sizes
     or three equal parts.  output (B, S, Hv); present (2, B, N, P + S, Hk / N) from past
     (2, B, N, P, Hk / N) (past's own shape with past_present_share_buffer)."""
-    ctx.check_inputs(2, 7)
+    contract(ctx)
     n = _heads(ctx)
     x, w = ctx.shape(0), ctx.shape(1)
     _rank(ctx, x, (3,), "input")
@@ -74,7 +80,8 @@ def attention(ctx):
     if qkv is not None:
         qkv = [int(v) for v in qkv]
         if len(qkv) != 3 or any(v <= 0 for v in qkv):
-            ctx.fail(f"qkv_hidden_sizes {qkv} must be three positive sizes")
+            ctx.invalid("attention.qkv_hidden_sizes", f"qkv_hidden_sizes {qkv} is not three positive sizes "
+                        "(hidden sizes of Q, K and V)", "give qkv_hidden_sizes three positive sizes")
         hq, hk, hv = qkv
         if total is not None:
             unify(ctx, total, sum(qkv), "attention.qkv", f"weights' columns {show(total)} must equal the "
@@ -116,7 +123,7 @@ def multi_head_attention(ctx):
     (same shape): output (B, S, N * H), presents = key's shape; packed KV key (B, L, N, 2, H):
     output (B, S, D); packed QKV query (B, S, N, 3, H): output (B, S, N * H).  With
     past_sequence_length (buffer sharing) presents have past's shape.  qk is (B, N, S, P + L)."""
-    ctx.check_inputs(1, 10)
+    contract(ctx)
     n = _heads(ctx)
     q = ctx.shape(0)
     k = ctx.shape(1) if ctx.has_input(1) else None
@@ -178,7 +185,9 @@ def multi_head_attention(ctx):
             out = (b, s, d)
             length = k[1]
         elif k is None:
-            ctx.fail("a 3-D query needs a key (packed QKV queries are 5-D)")
+            ctx.invalid("multiheadattention.key", "the query is 3-D and there is no key: MultiHeadAttention "
+                        "takes a key with a 3-D query (a packed QKV query is 5-D)",
+                        "give MultiHeadAttention a key, or pack Q, K and V into a 5-D query")
     if q is not None and pres_k is None and length is not None:
         if share:
             pres_k, pres_v = pk, pv
@@ -216,7 +225,7 @@ def decoder_masked_mha(ctx):
     """query (B, S, D); output (B, S, Dv) (Dv = value's hidden when value is 3-D, D otherwise);
     present_key / present_value are past_key / past_value (shared buffers, inputs 5 and 6).
     (GPU kernel; shapes from the spec and SymbolicShapeInference.)"""
-    ctx.check_inputs(1, 13)
+    contract(ctx)
     q = ctx.shape(0)
     _rank(ctx, q, (3,), "query")
     v = ctx.shape(2) if ctx.has_input(2) else None
@@ -236,7 +245,7 @@ def group_query_attention(ctx):
     output (B, S, N * H); present_key / present_value (B, Nk, max(P, T), H) with past (B, Nk, P, H)
     and T the runtime total_sequence_length (input 6); with a window-sized cache
     (sliding_window_cache=1) presents have past's shape."""
-    ctx.check_inputs(1, 17)
+    contract(ctx)
     n = _heads(ctx)
     nk = _heads(ctx, "kv_num_heads")
     q = ctx.shape(0)
@@ -298,7 +307,7 @@ def rotary_embedding(ctx):
     """Output has input's shape.  cos_cache and sin_cache have the same shape; 2-D
     position_ids are (B, S) with S = input.shape[1] (3-D input) or input.shape[2] (4-D, BNSH)
     (onnxruntime's checks)."""
-    ctx.check_inputs(4, 4)
+    contract(ctx)
     x = ctx.shape(0)
     _rank(ctx, x, (3, 4), "input")
     same_shape(ctx, ctx.shape(2), ctx.shape(3), "rotary.caches", "cos_cache", "sin_cache")
@@ -312,13 +321,14 @@ def rotary_embedding(ctx):
                   f"position_ids' axis 1 ({show(p[1])}) must equal the sequence length {show(seq)}")
         elif len(p) == 1:
             unify(ctx, p[0], 1, "rotary.position_ids", f"1-D position_ids must have length 1, has {show(p[0])}")
-        else:
-            ctx.fail(f"position_ids must be 1-D or 2-D, has rank {len(p)}")
+        elif len(p) > 2:
+            ctx.invalid("rotaryembedding.rank", f"position_ids has rank {len(p)}: it is (1) or (batch, sequence)",
+                        "give position_ids the shape (1) or (batch, sequence)")
     ctx.set_output(0, x, ctx.dtype(0))
 
 
 @register(MS, "LongformerAttention", since_version=1)
 def longformer_attention(ctx):
     """Output has input's shape (B, S, H)."""
-    ctx.check_inputs(1, 7)
+    contract(ctx)
     ctx.set_output(0, ctx.shape(0), ctx.dtype(0))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...registry import register
 from ..conv import _conv
 from ..linalg import _gemm, _matmul_shape
-from ._util import MS, View, same_shape, vector_of
+from ._util import MS, View, contract, same_shape, vector_of
 
 
 # ---------------------------------------------------------------- FusedConv
@@ -18,7 +18,7 @@ from ._util import MS, View, same_shape, vector_of
 def fused_conv(ctx):
     """Conv + activation (+ an added tensor Z).  onnxruntime's CPU kernel requires Z's
     shape to be exactly Y's ("output and sum shape must match"): no broadcasting."""
-    ctx.check_inputs(2, 4)
+    contract(ctx)
     view = View(ctx, [0, 1, 2])
     _conv(view, 0, 1, 2, ctx.dtype(0))
     y = view.outputs_seen.get(0)
@@ -40,12 +40,14 @@ def nhwc_conv(ctx):
     """Conv on channels-last tensors: X is (N, D1..Dn, C) and Y is (N, D1'..Dn', M).
     The weight follows onnxruntime's NHWC fusion (and its SymbolicShapeInference):
     (M, k1..kn, C/group)."""
-    ctx.check_inputs(2, 3)
+    contract(ctx)
     xs, ws = ctx.shape(0), ctx.shape(1)
     if xs is not None and len(xs) < 3:
-        ctx.fail(f"NhwcConv input X must have rank >= 3 (N, spatial..., C), has rank {len(xs)}")
+        ctx.invalid("nhwcconv.rank", f"X has rank {len(xs)}: NhwcConv takes X of rank >= 3 (N, spatial..., C)",
+                    "give X the shape (N, D1, ..., Dn, C)")
     if ws is not None and len(ws) < 3:
-        ctx.fail(f"NhwcConv weight W must have rank >= 3, has rank {len(ws)}")
+        ctx.invalid("nhwcconv.rank", f"W has rank {len(ws)}: NhwcConv takes W of rank >= 3 (M, k1..kn, C/group)",
+                    "give W the shape (M, k1, ..., kn, C/group)")
     ctx.warn("NhwcConv: weight read as (M, k1..kn, C/group), the layout of onnxruntime's NHWC fusion "
              "and SymbolicShapeInference (onnxruntime has no CPU kernel to check it against)")
     view = View(ctx, [0, 1, 2], shapes={0: _to_nchw(xs), 1: _to_nchw(ws)},
@@ -57,6 +59,7 @@ def nhwc_conv(ctx):
 @register(MS, "FusedGemm", since_version=1)
 def fused_gemm(ctx):
     """Gemm + activation: Gemm's shapes (A, B, C broadcast to (M, N))."""
+    contract(ctx)
     _gemm(ctx)
 
 
@@ -64,7 +67,7 @@ def fused_gemm(ctx):
 def gemm_float8(ctx):
     """Gemm on float8 A, B (+ C), with scales as inputs 3..5: Gemm's shapes; the output
     type is the ``dtype`` attribute (default float)."""
-    ctx.check_inputs(2, 6)
+    contract(ctx)
     from onnx_ir import DataType
     dt = DataType(int(ctx.attr("dtype", 1)))
     _gemm(View(ctx, [0, 1, 2], on_output=lambda i, s, d: (s, dt)))
@@ -82,8 +85,9 @@ def _fused_matmul_shape(ctx, a, b, what):
     if a is None or b is None:
         return None
     if (tba or tbb) and not (len(a) == len(b) and len(a) >= 3):
-        ctx.fail(f"{what} with transBatchA/transBatchB needs two inputs of the same rank >= 3, "
-                 f"has ranks {len(a)} and {len(b)}")
+        ctx.invalid(f"{ctx.op_type.lower()}.trans_batch", f"{what} with transBatchA/transBatchB has inputs of ranks "
+                    f"{len(a)} and {len(b)}: it takes two inputs of one rank >= 3",
+                    "give both inputs one rank >= 3, or drop transBatchA / transBatchB")
 
     def prep(s, tbatch, t):
         s = tuple(s)
@@ -99,7 +103,7 @@ def _fused_matmul_shape(ctx, a, b, what):
 @register(MS, "FusedMatMul", since_version=1)
 @register(MS, "TransposeMatMul", since_version=1)
 def fused_matmul(ctx):
-    ctx.check_inputs(2, 2)
+    contract(ctx)
     ctx.set_output(0, _fused_matmul_shape(ctx, ctx.shape(0), ctx.shape(1), ctx.op_type), ctx.dtype(0))
 
 
@@ -107,7 +111,7 @@ def fused_matmul(ctx):
 @register(MS, "GemmFastGelu", since_version=1)
 def gemm_fast_gelu(ctx):
     """MatMul(X, W) + bias then FastGelu: numpy.matmul's shape; bias has the output's last dim."""
-    ctx.check_inputs(2, 3)
+    contract(ctx)
     out = _matmul_shape(ctx, ctx.shape(0), ctx.shape(1), "GemmFastGelu")
     if out is not None and out:
         vector_of(ctx, 2, out[-1], "gemmfastgelu.bias", "bias", "the output's last dim")

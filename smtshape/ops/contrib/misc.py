@@ -14,7 +14,7 @@ from ...constraints import eq, ge, le
 from ...printing import show
 from ...registry import register
 from ..common import norm_axis, unify
-from ._util import INT32, MS, same_shape
+from ._util import INT32, MS, contract, same_shape
 from .attention import _div, _heads, _rank
 
 
@@ -22,12 +22,13 @@ from .attention import _div, _heads, _rank
 def unfold_tensor(ctx):
     """All windows of ``size`` along ``dim`` with ``step``: that axis becomes
     (d - size) // step + 1 and a last axis of ``size`` is appended (needs size <= d)."""
-    ctx.check_inputs(1, 1)
+    contract(ctx)
     x = ctx.shape(0)
     size = int(ctx.require_attr("size"))
     step = int(ctx.attr("step", 1))
     if size <= 0 or step <= 0:
-        ctx.fail(f"size ({size}) and step ({step}) must be positive")
+        ctx.invalid("unfoldtensor.size", f"size {size} and step {step}: both are positive",
+                    "set size and step to positive values")
     out = None
     if x is not None:
         a = norm_axis(ctx, int(ctx.attr("dim", -1)), len(x), "dim")
@@ -43,12 +44,16 @@ def unfold_tensor(ctx):
 def dynamic_time_warping(ctx):
     """Cost matrix (M, N) or (1, M, N) -> path (2, x), max(M, N) <= x < M + N: x is a data symbol
     bounded by M + N."""
-    ctx.check_inputs(1, 1)
+    contract(ctx)
     x = ctx.shape(0)
     out = None
     if x is not None:
         if len(x) not in (2, 3):
-            ctx.fail(f"input must be (M, N) or (1, M, N), has rank {len(x)}")
+            ctx.invalid("dynamictimewarping.rank", f"the input has rank {len(x)}: it is (M, N) or (1, M, N)",
+                        "give DynamicTimeWarping a cost matrix of shape (M, N) or (1, M, N)")
+        if len(x) == 3:
+            ctx.equal(x[0], 1, "dynamictimewarping.rank",
+                      lambda: f"a 3-D cost matrix is (1, M, N): its axis 0 ({show(x[0])}) must be 1")
         m, n = x[-2], x[-1]
         steps = ctx.data_symbol(f"{ctx.name}_path", E.add(m, n), "DynamicTimeWarping path length "
                                 "(max(M, N) <= x < M + N)")
@@ -62,7 +67,7 @@ def dynamic_time_warping(ctx):
 @register(MS, "QMoE", since_version=1)
 def moe(ctx):
     """Output has input's shape ((T, H) or (B, S, H)); router_probs has one row per token."""
-    ctx.check_inputs(2, 20)
+    contract(ctx)
     x = ctx.shape(0)
     r = ctx.shape(1)
     if x is not None and r is not None and len(r) == 2 and len(x) in (2, 3):
@@ -75,25 +80,30 @@ def moe(ctx):
 @register(MS, "HyperConnectionPreMix", since_version=1)
 def hyper_connection_pre_mix(ctx):
     """Grouped X (..., C, H) -> (..., H); flattened X (..., C * H) with num_branches = C -> (..., H)."""
-    ctx.check_inputs(2, 3)
+    contract(ctx)
     x = ctx.shape(0)
     nb = int(ctx.attr("num_branches", 0) or 0)
+    if nb < 0:
+        ctx.invalid("hyperconnectionpremix.num_branches", f"num_branches {nb} is negative: it is the branch "
+                    "count of flattened streams (0 for grouped ones)", "set num_branches >= 0")
     out = None
     if x is not None:
         if nb:
-            if nb < 0 or len(x) < 1:
-                ctx.fail("num_branches must be positive and X of rank >= 1")
+            if len(x) < 1:
+                ctx.invalid("hyperconnectionpremix.rank", "flattened streams X is a scalar: it is (..., C * H)",
+                            "give X the shape (..., C * H)")
             out = (*x[:-1], _div(ctx, x[-1], nb, "hyperconnection.branches", "the flattened stream width"))
         else:
             if len(x) < 2:
-                ctx.fail(f"grouped X must have rank >= 2, has rank {len(x)}")
+                ctx.invalid("hyperconnectionpremix.rank", f"grouped streams X has rank {len(x)}: it is (..., C, H)",
+                            "give X the shape (..., C, H), or set num_branches for flattened streams")
             out = (*x[:-2], x[-1])
     ctx.set_output(0, out, ctx.dtype(0))
 
 
 @register(MS, "HyperConnectionPostMix", since_version=1)
 def hyper_connection_post_mix(ctx):
-    ctx.check_inputs(1, 5)
+    contract(ctx)
     ctx.set_output(0, ctx.shape(0), ctx.dtype(0))
 
 
@@ -101,7 +111,7 @@ def hyper_connection_post_mix(ctx):
 def remove_padding(ctx):
     """input (B, S, H) -> output (T, H) with T = the number of real tokens (a data symbol,
     T <= B * S), token_offset (B, S), cumulated_seq_len (B + 1), max_seq_len (1).  (CUDA only.)"""
-    ctx.check_inputs(2, 2)
+    contract(ctx)
     x = ctx.shape(0)
     _rank(ctx, x, (3,), "input")
     if x is None:
@@ -119,7 +129,7 @@ def remove_padding(ctx):
 @register(MS, "RestorePadding", since_version=1)
 def restore_padding(ctx):
     """input (T, H) and token_offset (B, S) -> (B, S, H).  (CUDA only.)"""
-    ctx.check_inputs(2, 2)
+    contract(ctx)
     x, off = ctx.shape(0), ctx.shape(1)
     _rank(ctx, x, (2,), "input")
     _rank(ctx, off, (2,), "token_offset")
@@ -130,7 +140,7 @@ def restore_padding(ctx):
 @register(MS, "PackedAttention", since_version=1)
 def packed_attention(ctx):
     """input (T, Hin), weights (Hin, Hq + Hk + Hv) -> (T, Hv).  (CUDA only.)"""
-    ctx.check_inputs(5, 6)
+    contract(ctx)
     n = _heads(ctx)
     x, w = ctx.shape(0), ctx.shape(1)
     _rank(ctx, x, (2,), "input")
@@ -144,7 +154,8 @@ def packed_attention(ctx):
         if qkv is not None:
             qkv = [int(v) for v in qkv]
             if len(qkv) != 3:
-                ctx.fail(f"qkv_hidden_sizes {qkv} must have 3 values")
+                ctx.invalid("packedattention.qkv_hidden_sizes", f"qkv_hidden_sizes {qkv} has {len(qkv)} values: it "
+                            "gives the hidden sizes of Q, K and V", "give qkv_hidden_sizes three values")
             unify(ctx, w[1], sum(qkv), "packedattention.qkv", f"weights' columns {show(w[1])} must equal "
                   f"{sum(qkv)}")
             hv = qkv[2]
@@ -158,7 +169,7 @@ def packed_attention(ctx):
 @register(MS, "PackedMultiHeadAttention", since_version=1)
 def packed_multi_head_attention(ctx):
     """query (T, D) with value (T, Dv) -> (T, Dv); packed QKV (T, N, 3, H) -> (T, N * H).  (CUDA only.)"""
-    ctx.check_inputs(1, 7)
+    contract(ctx)
     n = _heads(ctx)
     q = ctx.shape(0)
     _rank(ctx, q, (2, 4), "query")
@@ -185,7 +196,7 @@ def packed_multi_head_attention(ctx):
 def gated_relative_position_bias(ctx):
     """(B, N, S, S): from token_offset (B, S) when given, from query_layer (B, S, N * H) otherwise.
     (CUDA only.)"""
-    ctx.check_inputs(6, 7)
+    contract(ctx)
     n = _heads(ctx)
     off = ctx.shape(6) if ctx.has_input(6) else None
     q = ctx.shape(0)
@@ -203,7 +214,7 @@ def gated_relative_position_bias(ctx):
 def relative_position_bias(ctx):
     """(1, num_heads, query_length, key_length): num_heads is bias_table's axis 1; the lengths are
     runtime scalars (their values when known, data symbols otherwise).  (CUDA only.)"""
-    ctx.check_inputs(3, 3)
+    contract(ctx)
     t = ctx.shape(0)
     _rank(ctx, t, (2,), "bias_table")
 
@@ -221,7 +232,7 @@ def relative_position_bias(ctx):
 def sparse_attention(ctx):
     """query (B, S, N * H) with key / value, or packed (B, S, (N + 2 Nk) * H): output
     (B, S, N * H); present_key / present_value keep past's shape (shared buffers).  (CUDA only.)"""
-    ctx.check_inputs(1, 12)
+    contract(ctx)
     n = _heads(ctx)
     nk = _heads(ctx, "kv_num_heads")
     q = ctx.shape(0)

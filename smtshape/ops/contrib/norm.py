@@ -18,7 +18,7 @@ from ...registry import register
 from ..common import norm_axis, unify
 from ..elementwise import unidirectional
 from ..norm import layer_norm
-from ._util import FLOAT, INT32, MS, same_shape, vector_of
+from ._util import FLOAT, INT32, MS, contract, same_shape, vector_of
 
 
 def _stats_dtype(ctx, default=FLOAT):
@@ -32,15 +32,17 @@ def _skip_layer_norm(ctx, simplified: bool):
     (onnxruntime: "last two dimensions of skip needs to be same as input"); gamma, beta,
     bias of length H.  Outputs: output and input_skip_bias_sum have input's shape; mean and
     inv_std_var have input's shape with the last axis 1."""
-    ctx.check_inputs(3, 4 if simplified else 5)
+    contract(ctx)
     x, s = ctx.shape(0), ctx.shape(1)
     for what, t in (("input", x), ("skip", s)):
         if t is not None and len(t) not in (2, 3):
-            ctx.fail(f"{what} must have rank 2 or 3, has rank {len(t)}")
+            ctx.invalid("skiplayernorm.rank", f"{what} has rank {len(t)}: it is (batch, sequence, hidden) or "
+                        "(tokens, hidden)", f"give {what} rank 3 or 2")
     h = x[-1] if x is not None else (s[-1] if s is not None else None)
     if x is not None and s is not None:
         if len(s) > len(x):
-            ctx.fail(f"skip has rank {len(s)}, more than input's rank {len(x)}")
+            ctx.invalid("skiplayernorm.skip", f"skip has rank {len(s)}, more than input's rank {len(x)}: skip has "
+                        "input's shape, or drops or ones its batch axis", "give skip the input's shape")
         off = len(x) - len(s)
         for k in range(len(s)):
             a, b = x[off + k], s[k]
@@ -107,13 +109,11 @@ def embed_layer_norm(ctx):
     embeddings' type, mask_index (B,) int32, embedding_sum (B, S, H).  Without position_ids
     the positions are 0..S-1, so S <= the position table's rows (onnxruntime fails
     "input index out of range" otherwise)."""
-    ctx.check_inputs(1, 9)
-    missing = [i for i in (0, 2, 3, 5, 6) if not ctx.has_input(i)]
-    if missing:
-        ctx.fail(f"inputs {missing} (input_ids, word/position embeddings, gamma, beta) are required")
+    contract(ctx)
     ids = ctx.shape(0)
     if ids is not None and len(ids) != 2:
-        ctx.fail(f"input_ids must be 2-D (batch, sequence), has rank {len(ids)}")
+        ctx.invalid("embedlayernorm.rank", f"input_ids has rank {len(ids)}: it is 2-D (batch, sequence)",
+                    "give input_ids the shape (batch, sequence)")
     for i, what in ((1, "segment_ids"), (7, "mask")):
         if ctx.has_input(i):
             ids = same_shape(ctx, ids, ctx.shape(i), "embedlayernorm.ids", "input_ids", what)
@@ -126,7 +126,8 @@ def embed_layer_norm(ctx):
         if t is None:
             continue
         if len(t) != 2:
-            ctx.fail(f"{what} must be 2-D (rows, hidden), has rank {len(t)}")
+            ctx.invalid("embedlayernorm.rank", f"{what} has rank {len(t)}: it is 2-D (rows, hidden)",
+                        f"give {what} the shape (rows, hidden)")
         tables[i] = t
         h = t[1] if h is None else unify(ctx, h, t[1], "embedlayernorm.hidden",
                                          f"{what}'s hidden size {show(t[1])} must equal {show(h)}")
@@ -136,7 +137,8 @@ def embed_layer_norm(ctx):
         p = ctx.shape(8)
         if p is not None and ids is not None:
             if len(p) != 2:
-                ctx.fail(f"position_ids must be 2-D, has rank {len(p)}")
+                ctx.invalid("embedlayernorm.rank", f"position_ids has rank {len(p)}: it is (batch, sequence) or "
+                            "(1, sequence)", "give position_ids the shape (batch, sequence) or (1, sequence)")
             if p[0] != ids[0] and p[0] != 1:
                 ctx.require(any_of(eq(p[0], ids[0]), eq(p[0], 1)), "embedlayernorm.position_ids",
                             f"position_ids' batch axis ({show(p[0])}) must equal the batch {show(ids[0])} or be 1")
@@ -162,12 +164,18 @@ def _group_norm_common(ctx, gamma_i, beta_i):
     x = ctx.shape(0)
     groups = int(ctx.require_attr("groups"))
     if groups <= 0:
-        ctx.fail(f"groups must be positive, is {groups}")
+        ctx.invalid("groupnorm.groups", f"groups {groups} is not positive: it is a divisor of the channel count",
+                    "set groups to a positive divisor of the channel count")
+    act = ctx.attr("activation")
+    if act is not None and int(act) not in (0, 1):
+        ctx.invalid("groupnorm.activation", f"activation {int(act)} is not 0 (none) or 1 (SiLU)",
+                    "set activation to 0 or 1")
     cl = int(ctx.attr("channels_last", 1))
     c = None
     if x is not None:
         if len(x) < 2:
-            ctx.fail(f"X must have rank >= 2, has rank {len(x)}")
+            ctx.invalid("groupnorm.rank", f"X has rank {len(x)}: it is (N x H x W x C) or (N x C x H x W)",
+                        "give X a batch and a channel axis")
         c = x[-1] if cl else x[1]
         ctx.require(eq(E.mod(c, groups), 0), "groupnorm.divisible",
                     f"channel count {show(c)} must be divisible by groups {groups}")
@@ -180,7 +188,7 @@ def _group_norm_common(ctx, gamma_i, beta_i):
 def group_norm(ctx):
     """Y has X's shape; C (last axis when channels_last=1, the default; axis 1 otherwise) is
     divisible by groups; gamma and beta have length C.  (CUDA-only in onnxruntime.)"""
-    ctx.check_inputs(3, 3)
+    contract(ctx)
     x, _, _ = _group_norm_common(ctx, 1, 2)
     ctx.set_output(0, x, ctx.dtype(0))
 
@@ -189,7 +197,7 @@ def group_norm(ctx):
 def skip_group_norm(ctx):
     """GroupNorm of X + skip + bias.  skip is (N, H, W, C), (N, 1, 1, C) or (N, C) (channels
     last); bias has length C.  Y and S have X's shape.  (CUDA-only in onnxruntime.)"""
-    ctx.check_inputs(4, 5)
+    contract(ctx)
     x, c, cl = _group_norm_common(ctx, 1, 2)
     s = ctx.shape(3)
     if x is not None and s is not None:
@@ -204,7 +212,8 @@ def skip_group_norm(ctx):
                     ctx.require(any_of(eq(b, a), eq(b, 1)), "skipgroupnorm.skip",
                                 f"skip axis {k} ({show(b)}) must equal X's ({show(a)}) or be 1")
         else:
-            ctx.fail(f"skip must have rank 2 or X's rank {len(x)}, has rank {len(s)}")
+            ctx.invalid("skipgroupnorm.skip", f"skip has rank {len(s)}: it is (N x H x W x C), (N x 1 x 1 x C) or "
+                        f"(N x C), of rank 2 or X's rank {len(x)}", "give skip X's shape or the shape (N, C)")
     vector_of(ctx, 4, c, "skipgroupnorm.bias", "bias", "the channel count")
     ctx.set_output(0, x, ctx.dtype(0))
     if ctx.has_output(1):
@@ -215,12 +224,13 @@ def skip_group_norm(ctx):
 @register(MS, "BranchwiseRMSNorm", since_version=1)
 def branchwise_rms_norm(ctx):
     """Y has X's shape; with num_branches the last axis is divisible by it."""
-    ctx.check_inputs(1, 2)
+    contract(ctx)
     x = ctx.shape(0)
     nb = int(ctx.attr("num_branches", 0) or 0)
     if x is not None and nb > 0:
         if len(x) < 1:
-            ctx.fail("X must have rank >= 1")
+            ctx.invalid("branchwisermsnorm.rank", "X is a scalar: flattened X is (..., C * H)",
+                        "give X the shape (..., C * H)")
         ctx.require(eq(E.mod(x[-1], nb), 0), "branchwisermsnorm.branches",
                     f"the last axis {show(x[-1])} must be divisible by num_branches {nb}")
     ctx.set_output(0, x, ctx.dtype(0))
