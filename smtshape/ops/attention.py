@@ -12,28 +12,41 @@ from __future__ import annotations
 
 from .. import expr as E
 from ..constraints import any_of, eq, ge, gt, le
+from ..errors import Cannot
 from ..printing import show
 from ..registry import register
 from .common import norm_axis, unify
 from .elementwise import unidirectional
 
 
+# each op's rule-id family (the prefix of its shape rules)
+_FAMILY = {"RMSNormalization": "rmsnorm", "RotaryEmbedding": "rotary", "CausalConvWithState": "causalconv"}
+
+
+def _fam(ctx) -> str:
+    return _FAMILY.get(ctx.op_type, ctx.op_type.lower())
+
+
 def _ranked(ctx, i, ranks, what):
     s = ctx.shape(i) if ctx.has_input(i) else None
     if s is not None and len(s) not in ranks:
-        ctx.fail(f"{what} must have rank {' or '.join(map(str, ranks))}, has rank {len(s)}")
+        want = ' or '.join(map(str, ranks))
+        ctx.invalid(f"{_fam(ctx)}.rank", f"{what} (input {i}) must have rank {want}, has rank {len(s)}",
+                    f"give {what} rank {want}")
     return s
 
 
-def _heads_attr(ctx, name, required):
+def _heads_attr(ctx, name, required, why="with 3-D inputs"):
     v = ctx.attr(name, None)
     if v is None:
         if required:
-            ctx.fail(f"attribute '{name}' is required with 3-D inputs")
+            ctx.invalid(f"{_fam(ctx)}.num_heads", f"attribute '{name}' is required {why}",
+                        f"give the node its '{name}' attribute")
         return None
     v = int(v)
     if v <= 0:
-        ctx.fail(f"{name} must be positive, is {v}")
+        ctx.invalid(f"{_fam(ctx)}.num_heads", f"{name} must be positive, is {v}",
+                    f"set {name} to the number of heads")
     return v
 
 
@@ -42,7 +55,8 @@ def _fit(ctx, s, dims, rule, what, names):
     if s is None:
         return None
     if len(s) != len(dims):
-        ctx.fail(f"{what} must have rank {len(dims)}, has rank {len(s)}")
+        ctx.invalid(f"{_fam(ctx)}.rank", f"{what} must have rank {len(dims)}, has rank {len(s)}",
+                    f"give {what} rank {len(dims)}")
     out = []
     for k, (a, want) in enumerate(zip(s, dims)):
         out.append(a if want is None else unify(
@@ -61,13 +75,46 @@ def _or_unknown(ctx, d, hint):
 def attention(ctx):
     """Q, K, V are all 3-D ``(B, S, heads*size)`` (q_num_heads, kv_num_heads required) or all
     4-D ``(B, heads, S, size)``.  Past key/value (4-D) are prepended on the sequence axis."""
-    ctx.check_inputs(3, 7 if (ctx.opset or 99) >= 24 else 6)
+    opset = ctx.opset or 99
+    ctx.check_inputs(3, 7 if opset >= 24 else 6)
+    if ctx.has_input(4) != ctx.has_input(5):
+        ctx.invalid("attention.past", "past_key and past_value must be given together, the node gives only "
+                    + ("past_key" if ctx.has_input(4) else "past_value"), "give both past inputs or neither")
+    mode = int(ctx.attr("qk_matmul_output_mode", 0))
+    if mode not in (0, 1, 2, 3):
+        ctx.invalid("attention.qk_matmul_output_mode", f"qk_matmul_output_mode must be 0, 1, 2 or 3, is {mode}",
+                    "set qk_matmul_output_mode to 0 (QK), 1 (softcapped), 2 (with the mask) or 3 (softmax)")
+    if opset >= 25:
+        sp = ctx.attr("softmax_precision", None)
+        if sp is not None and int(sp) not in (1, 10, 11, 16):
+            ctx.invalid("attention.softmax_precision", f"softmax_precision {int(sp)} is not one of 1 (FLOAT), "
+                        "10 (FLOAT16), 11 (DOUBLE), 16 (BFLOAT16)", "set softmax_precision to a supported type")
+        # Attention-25's own checks (ONNX's inference; onnxruntime refuses the same)
+        for name in ("left_window_size", "right_window_size"):
+            w = int(ctx.attr(name, -1))
+            if w < -1:
+                ctx.invalid("attention.window", f"{name} must be -1 (unbounded) or nonnegative, is {w}",
+                            f"set {name} to -1 or a number of positions")
+        if ctx.has_output(1) != ctx.has_output(2):
+            ctx.invalid("attention.present", "present_key and present_value must be requested together, the node "
+                        "asks for only " + ("present_key" if ctx.has_output(1) else "present_value"),
+                        "request both present outputs or neither")
+        if ctx.has_input(6) and (ctx.has_input(4) or ctx.has_output(1)):
+            ctx.invalid("attention.nonpad_kv_seqlen", "nonpad_kv_seqlen (an external cache) cannot be combined "
+                        "with the past_key / past_value inputs or present_key / present_value outputs",
+                        "drop nonpad_kv_seqlen or the past and present caches")
     q = _ranked(ctx, 0, (3, 4), "Q")
     k = _ranked(ctx, 1, (3, 4), "K")
     v = _ranked(ctx, 2, (3, 4), "V")
+    if opset >= 25 and q is not None and len(q) == 4 and \
+            (ctx.attr("q_num_heads", None) is not None or ctx.attr("kv_num_heads", None) is not None):
+        ctx.invalid("attention.num_heads", "q_num_heads and kv_num_heads must not be given with a 4-D Q "
+                    "(Attention-25: the heads are Q's axis 1)", "drop q_num_heads and kv_num_heads")
     ranks = {len(s) for s in (q, k, v) if s is not None}
     if len(ranks) > 1:
-        ctx.fail(f"Q, K and V must have the same rank, have ranks {[None if s is None else len(s) for s in (q, k, v)]}")
+        # (Attention-25 in onnxruntime runs a 3-D Q with 4-D K and V; not modeled here)
+        ctx.cannot(Cannot.NOT_MODELED, f"Q, K and V of ranks {[None if s is None else len(s) for s in (q, k, v)]}: "
+                   "mixed 3-D and 4-D inputs are not modeled")
     rank = ranks.pop() if ranks else None
     if rank is None:
         for i in range(4):
@@ -88,7 +135,8 @@ def attention(ctx):
 
     if rank == 3:
         if qn_a % kvn_a:
-            ctx.fail(f"q_num_heads {qn_a} must be a multiple of kv_num_heads {kvn_a}")
+            ctx.invalid("attention.num_heads", f"q_num_heads {qn_a} must be a multiple of kv_num_heads {kvn_a}",
+                        "set q_num_heads to a multiple of kv_num_heads")
         qn, kvn = qn_a, kvn_a
         B = same(same(q and q[0], k and k[0], "batch of Q and K"), v and v[0], "batch of K and V")
         Sq = q[1] if q is not None else None
@@ -135,8 +183,6 @@ def attention(ctx):
     names4 = ("batch", "kv heads", "past sequence length", "head size")
     pk = _ranked(ctx, 4, (4,), "past_key")
     pv = _ranked(ctx, 5, (4,), "past_value")
-    if (pk is None) != (pv is None) and ctx.has_input(4) != ctx.has_input(5):
-        ctx.fail("past_key and past_value must be given together")
     P = None
     if pk is not None:
         pk = _fit(ctx, pk, [B, kvn, None, head], rule, "past_key", names4)
@@ -199,7 +245,8 @@ def rotary_embedding(ctx):
     nh = ctx.attr("num_heads", None)
     rot = int(ctx.attr("rotary_embedding_dim", 0) or 0)
     if rot < 0:
-        ctx.fail(f"rotary_embedding_dim must be >= 0, is {rot}")
+        ctx.invalid("rotary.rotary_embedding_dim", f"rotary_embedding_dim must be >= 0 (0: the head size), is {rot}",
+                    "set rotary_embedding_dim to 0 or an even size at most the head size")
     B = S = head = None
     if x is not None:
         B = x[0]
@@ -208,9 +255,7 @@ def rotary_embedding(ctx):
             if nh is not None:
                 unify(ctx, int(nh), x[1], rule, f"X axis 1 ({show(x[1])}) must equal num_heads {int(nh)}")
         else:
-            if nh is None or int(nh) <= 0:
-                ctx.fail("num_heads (positive) is required with a 3-D X")
-            nh = int(nh)
+            nh = _heads_attr(ctx, "num_heads", True, "with a 3-D X")
             S = x[1]
             ctx.require(eq(E.mod(x[2], nh), 0), rule, f"X hidden size {show(x[2])} must be a multiple of "
                         f"num_heads {nh}")
@@ -245,15 +290,18 @@ def tensor_scatter(ctx):
     if isinstance(mode, bytes):
         mode = mode.decode("utf-8", "replace")
     if mode not in ("linear", "circular"):
-        ctx.fail(f"mode must be 'linear' or 'circular', is {mode!r}")
+        ctx.invalid("tensorscatter.mode", f"mode must be 'linear' or 'circular', is {mode!r}",
+                    "set mode to linear or circular")
     r = len(past) if past is not None else (len(upd) if upd is not None else None)
     if r is not None:
         ax = norm_axis(ctx, axis, r)
         if ax == 0:
-            ctx.fail("axis cannot be 0 (the batch axis)")
+            ctx.invalid("tensorscatter.axis", f"axis {axis} is the batch axis 0, which it cannot be",
+                        "set axis to the sequence axis (not 0)")
         if past is not None and upd is not None:
             if len(upd) != len(past):
-                ctx.fail(f"update has rank {len(upd)}, past_cache {len(past)}")
+                ctx.invalid("tensorscatter.rank", f"update has rank {len(upd)}, past_cache {len(past)}: they must "
+                            "have the same rank", "give update past_cache's rank")
             for k, (a, b) in enumerate(zip(past, upd)):
                 if k == ax:
                     ctx.require(le(b, a), "tensorscatter.seq",
@@ -275,22 +323,43 @@ def swiglu(ctx):
     a, b = ctx.shape(0), ctx.shape(1)
     if a is not None and b is not None:
         if len(a) != len(b):
-            ctx.fail(f"A has rank {len(a)}, B rank {len(b)}: SwiGLU does not broadcast")
+            ctx.invalid("swiglu.rank", f"A has rank {len(a)}, B rank {len(b)}: SwiGLU's inputs must have the same "
+                        "shape (it does not broadcast)", "give A and B the same shape")
         a = [unify(ctx, x, y, "swiglu.shape", f"A axis {k} ({show(x)}) must equal B axis {k} ({show(y)})")
              for k, (x, y) in enumerate(zip(a, b))]
     ctx.set_output(0, a if a is not None else b, ctx.dtype(0))
 
 
 # ---------------------------------------------------------------- LinearAttention
+# update_rule -> (needs decay, needs beta): each input is required by its rules, forbidden by the others
+_UPDATE_RULES = {"linear": (False, False), "gated": (True, False), "delta": (False, True),
+                 "gated_delta": (True, True)}
+
+
 @register("", "LinearAttention", since_version=27)
 def linear_attention(ctx):
     """query (B, T, Hq*dk), key (B, T, Hkv*dk), value (B, T, Hkv*dv), past_state (B, Hkv, dk, dv);
     output (B, T, Hq*dv), present_state (B, Hkv, dk, dv)."""
     ctx.check_inputs(3, 6)
-    hq = _heads_attr(ctx, "q_num_heads", True)
-    hkv = _heads_attr(ctx, "kv_num_heads", True)
+    hq = _heads_attr(ctx, "q_num_heads", True, "(LinearAttention)")
+    hkv = _heads_attr(ctx, "kv_num_heads", True, "(LinearAttention)")
     if hq % hkv:
-        ctx.fail(f"q_num_heads {hq} must be a multiple of kv_num_heads {hkv}")
+        ctx.invalid("linearattention.num_heads", f"q_num_heads ({hq}) must be a multiple of kv_num_heads ({hkv})",
+                    "set q_num_heads to a multiple of kv_num_heads")
+    rulename = ctx.attr("update_rule", "gated_delta")
+    if isinstance(rulename, bytes):
+        rulename = rulename.decode("utf-8", "replace")
+    needs = _UPDATE_RULES.get(rulename)
+    if needs is None:
+        ctx.invalid("linearattention.update_rule", f"update_rule {rulename!r} is not one of 'linear', 'gated', "
+                    "'delta', 'gated_delta'", "set update_rule to linear, gated, delta or gated_delta")
+    for i, what, need in ((4, "decay", needs[0]), (5, "beta", needs[1])):
+        if need and not ctx.has_input(i):
+            ctx.invalid("linearattention.update_rule", f"update_rule {rulename!r} needs the {what} input (input "
+                        f"{i}), the node omits it", f"give the node its {what} input")
+        if not need and ctx.has_input(i):
+            ctx.invalid("linearattention.update_rule", f"update_rule {rulename!r} takes no {what} input (input "
+                        f"{i}), the node gives one", f"drop the {what} input or change update_rule")
     rule = "linearattention.shapes"
     q = _ranked(ctx, 0, (3,), "query")
     k = _ranked(ctx, 1, (3,), "key")
@@ -325,12 +394,16 @@ def linear_attention(ctx):
             continue
         _fit(ctx, s, [B, T, None], rule, what, ("batch", "length", ""))
         opts = [o for o in alts() if o is not None]
-        if opts and s[2] not in opts:
+        if i == 4 and dk is None:
+            # (d_k unknown: the per-key-dim form H_kv * d_k is some multiple of H_kv)
+            ctx.require(eq(E.mod(s[2], hkv), 0), rule,
+                        f"decay last axis {show(s[2])} must be kv_num_heads {hkv} or a multiple of it")
+        elif s[2] not in opts:
             ctx.require(any_of(*(eq(s[2], o) for o in opts)), rule,
                         f"{what} last axis {show(s[2])} must be one of {', '.join(show(o) for o in opts)}")
     dt = ctx.dtype(0)
     hint = "linearattention"
-    out_last = E.mul(hq // hkv, v[2]) if v is not None else None
+    out_last = E.mul(hq // hkv, v[2]) if v is not None else (E.mul(hq, dv) if dv is not None else None)
     ctx.set_output(0, [_or_unknown(ctx, d, hint) for d in (B, T, out_last)], dt)
     if ctx.has_output(1):
         ctx.set_output(1, [_or_unknown(ctx, d, hint) for d in (B, hkv, dk, dv)],
@@ -343,6 +416,12 @@ def causal_conv_with_state(ctx):
     """input (B, C, L), weight (C, 1, k), bias (C), past_state (B, C, k - 1);
     output like input, present_state (B, C, k - 1)."""
     ctx.check_inputs(2, 4)
+    act = ctx.attr("activation", "none")
+    if isinstance(act, bytes):
+        act = act.decode("utf-8", "replace")
+    if act not in ("none", "silu", "swish"):
+        ctx.invalid("causalconv.activation", f"activation {act!r} is not one of 'none', 'silu', 'swish'",
+                    "set activation to none, silu or swish")
     rule = "causalconv.shapes"
     x = _ranked(ctx, 0, (3,), "input")
     w = _ranked(ctx, 1, (3,), "weight")
@@ -372,6 +451,21 @@ def flex_attention(ctx):
     """Q (B, Hq, L, E), K (B, Hkv, S, E), V (B, Hkv, S, Ev) -> Y (B, Hq, L, Ev); the modifier
     subgraphs preserve their input's shape, so they do not change Y."""
     ctx.check_inputs(3, 3)
+    from .. import irtypes as ir
+    for name in ("score_mod", "prob_mod"):
+        a = ctx.attributes.get(name)
+        if a is None or a.type != ir.AttributeType.GRAPH:
+            continue
+        g = a.value
+        if len(g.inputs) != 1 or len(g.outputs) != 1:
+            ctx.invalid("flexattention.modifier", f"{name} has {len(g.inputs)} inputs and {len(g.outputs)} outputs; "
+                        "a modifier maps one rank-4 tensor to one of the same shape",
+                        f"give {name} one input and one output")
+        for v, what in ((g.inputs[0], "input"), (g.outputs[0], "output")):
+            r = None if v.shape is None else len(v.shape)
+            if r is not None and r != 4:
+                ctx.invalid("flexattention.modifier", f"{name}'s {what} is declared with rank {r}, must be rank 4 "
+                            "(the scores or probabilities)", f"declare {name}'s {what} as rank 4")
     rule = "flexattention.shapes"
     q = _ranked(ctx, 0, (4,), "Q")
     k = _ranked(ctx, 1, (4,), "K")

@@ -10,6 +10,17 @@ certainly runs at least once, is walked in the main store.  Otherwise it is
 walked in a *scratch* copy of the store, so that its constraints do not leak
 into the model-wide constraint set; what comes back from it is compared and
 kept only where that is sound (see ``_if_merge`` and ``_loop``).
+
+How a node inside a subgraph is reported follows from that: a conflict (a refuted
+relation, or a node's ``ctx.invalid``) of a subgraph walked in the main store is a
+conflict of the model; one of a subgraph walked in a scratch store stays in that store
+(the branch may never run) and is dropped with it, the node's outputs being UNKNOWN, and
+it is listed as a warning naming the subgraph and the control-flow node
+(``_report_fork``), so the model may still be called consistent but not silently.
+A node whose rule cannot compute its case (``ctx.cannot``, an op with no rule) is listed
+as unchecked wherever it is, so the model is then not called consistent.  Faults of the
+control-flow node itself (a body with the wrong number of inputs or outputs, counts and
+attributes that disagree, a cyclic body) are conflicts of that node.
 """
 from __future__ import annotations
 
@@ -43,6 +54,24 @@ def _reserve_names(ctx, scratch):
     ctx.store.adopt_names(scratch)
 
 
+def _report_fork(ctx, scratch, where):
+    """The conflicts a walk in ``scratch`` found (those it did not inherit from the store it
+    was forked from) are no conflicts of the model, as the subgraph may not run: each is a
+    warning naming the subgraph, so a node that breaks the spec there is not silent."""
+    new = scratch.conflicts[len(ctx.store.conflicts):]
+    if not new:
+        return
+    seen = {str(cf).split("\n", 1)[0] for cf in ctx.store.conflicts}
+    for cf in new:
+        text = str(cf).split("\n", 1)[0]
+        if text in seen:              # (a body walked again in a fork: already a conflict of the model)
+            continue
+        seen.add(text)
+        if text.startswith("conflict: "):
+            text = text[len("conflict: "):]
+        ctx.warn(f"{where} of {ctx.op_type} '{ctx.name}' may not run; if it does: {text}")
+
+
 def _walk(ctx, graph, store):
     """Run every node of ``graph`` with ``store`` as the engine's store."""
     eng = ctx.engine
@@ -54,7 +83,8 @@ def _walk(ctx, graph, store):
         try:
             order = topo_order(graph)
         except BadInput as e:
-            ctx.fail(f"subgraph '{graph.name}': {e}")
+            ctx.invalid(f"{ctx.op_type.lower()}.subgraph", f"subgraph '{graph.name}': {e}",
+                        "order the subgraph's nodes so that each reads only values made before it")
         for n in order:
             eng.run_node(n)
     finally:
@@ -69,7 +99,8 @@ def _out_info(ctx, v) -> TensorInfo:
 def _graph_attr(ctx, name):
     a = ctx.attributes.get(name)
     if a is None or a.type != ir.AttributeType.GRAPH:
-        ctx.fail(f"required graph attribute '{name}' is missing")
+        ctx.invalid(f"{ctx.op_type.lower()}.{name}", f"{ctx.op_type} needs the graph attribute '{name}', "
+                    "the node has none", f"give the node its '{name}' graph")
     return a.value
 
 
@@ -99,7 +130,8 @@ def if_rule(ctx):
     gt_, ge_ = _graph_attr(ctx, "then_branch"), _graph_attr(ctx, "else_branch")
     for g, what in ((gt_, "then_branch"), (ge_, "else_branch")):
         if len(g.outputs) != ctx.num_outputs:
-            ctx.fail(f"{what} has {len(g.outputs)} outputs, the If node {ctx.num_outputs}")
+            ctx.invalid("if.outputs", f"{what} has {len(g.outputs)} outputs but the If node has {ctx.num_outputs}",
+                        "give both branches one output per output of the If node")
     cs = ctx.shape(0)
     if cs is not None:
         ctx.equal(E.prod(cs), 1, "if.cond", f"the condition must hold exactly one element, has {E.prod(cs)}")
@@ -109,20 +141,24 @@ def if_rule(ctx):
         _walk(ctx, g, ctx.store)
         for i, v in enumerate(g.outputs):
             t = _out_info(ctx, v)
-            ctx.set_output(i, t.shape, t.dtype, t.value, t.const, t.tensor)
+            ctx.set_output(i, t.shape, t.dtype, t.value, t.const, t.tensor, seq=t.seq)
         return
     known = set(ctx.store.symbols)
     branches = []
-    for g in (gt_, ge_):
+    for g, where in ((gt_, "then_branch"), (ge_, "else_branch")):
         sc = _scratch(ctx.store)
         _walk(ctx, g, sc)
         _reserve_names(ctx, sc)
+        _report_fork(ctx, sc, where)
         branches.append([_out_info(ctx, v) for v in g.outputs])
     for i, (ta, tb) in enumerate(zip(*branches)):
+        if ta.seq is not None or tb.seq is not None:
+            ctx.set_output(i, None, None, seq=_if_merge_seq(ctx, i, ta, tb, known))
+            continue
         ctx.set_output(i, _if_merge(ctx, i, ta.shape, tb.shape, known), ta.dtype or tb.dtype)
 
 
-def _if_merge(ctx, i, sa, sb, known):
+def _if_merge(ctx, i, sa, sb, known, what="output"):
     """The output is one of the two branch outputs at run time."""
     if sa is None or sb is None or len(sa) != len(sb):
         return None
@@ -135,8 +171,53 @@ def _if_merge(ctx, i, sa, sb, known):
             continue
         upper = None if (fa or fb) else E.smax(a, b)
         out.append(ctx.data_symbol(f"if_out{i}_d{k}", upper,
-                                   f"axis {k} of output {i} is one of the branch sizes, chosen at run time"))
+                                   f"axis {k} of {what} {i} is one of the branch sizes, chosen at run time"))
     return tuple(out)
+
+
+def _if_merge_seq(ctx, i, ta, tb, known):
+    """A sequence or optional output: what both branches agree on (its kind, element type,
+    the element dims both give); None entries of a sequence's element shape may differ."""
+    from ..context import SeqInfo
+    sa, sb = ta.seq, tb.seq
+    if sa is None or sb is None or sa.optional != sb.optional:
+        # one branch's kind is unknown (or they differ): keep the kind only when one is known
+        s = sa or sb
+        return _kind_only(s) if s is not None else SeqInfo()
+    if sa.optional:
+        ca = sa.elems[0] if sa.elems else TensorInfo()
+        cb = sb.elems[0] if sb.elems else TensorInfo()
+        n = sa.length if sa.length is not None and sa.length == sb.length else None
+        if ca.seq is not None or cb.seq is not None:
+            content = TensorInfo(seq=_if_merge_seq(ctx, i, ca, cb, known))
+        else:
+            content = TensorInfo(_if_merge(ctx, i, ca.shape, cb.shape, known, "the optional of output"),
+                                 ca.dtype or cb.dtype)
+        return SeqInfo(n, None, None, (content,), optional=True)
+    la = None if sa.length is None else ctx.store.canon(sa.length)
+    lb = None if sb.length is None else ctx.store.canon(sb.length)
+    n = la if la is not None and la == lb and not _foreign(ctx, la, known) else None
+    ea, eb = sa.elem_shape, sb.elem_shape
+    shape = None
+    if ea is not None and eb is not None and len(ea) == len(eb):
+        shape = []
+        for a, b in zip(ea, eb):
+            a = None if a is None else ctx.store.canon(a)
+            b = None if b is None else ctx.store.canon(b)
+            keep = a is not None and a == b and not _foreign(ctx, a, known)
+            shape.append(a if keep else None)
+        shape = tuple(shape)
+    return SeqInfo(n, shape, sa.elem_dtype or sb.elem_dtype)
+
+
+def _kind_only(sq):
+    """A sequence's / optional's kind and element type, nothing about lengths or shapes."""
+    from ..context import SeqInfo
+    if sq.optional:
+        c = sq.elems[0] if sq.elems else TensorInfo()
+        return SeqInfo(None, None, None, (TensorInfo(None, c.dtype, seq=None if c.seq is None else _kind_only(c.seq)),),
+                       optional=True)
+    return SeqInfo(None, None, sq.elem_dtype)
 
 
 # ---------------------------------------------------------------- Loop
@@ -145,15 +226,27 @@ def loop_rule(ctx):
     body = _graph_attr(ctx, "body")
     n_carried = ctx.num_inputs - 2
     if n_carried < 0:
-        ctx.fail(f"needs at least 2 inputs (M, cond), has {ctx.num_inputs}")
+        ctx.invalid("loop.arity", f"Loop takes M, cond and the loop-carried values, the node has {ctx.num_inputs} "
+                    "inputs", "give the node its M and cond inputs (either may be empty)")
     if len(body.inputs) != n_carried + 2:
-        ctx.fail(f"body has {len(body.inputs)} inputs, expected 2 + {n_carried} loop-carried values")
+        ctx.invalid("loop.body_inputs", f"the body has {len(body.inputs)} inputs but the node gives it 2 + "
+                    f"{n_carried} (iteration number, condition, {n_carried} loop-carried values)",
+                    "give the body one input per loop-carried value after the iteration number and condition")
     n_scan = len(body.outputs) - 1 - n_carried
     if n_scan < 0:
-        ctx.fail(f"body has {len(body.outputs)} outputs, expected at least 1 + {n_carried}")
-    if ctx.num_outputs > n_carried + n_scan:
-        ctx.fail(f"has {ctx.num_outputs} outputs, the body gives {n_carried} carried + {n_scan} scan outputs")
+        ctx.invalid("loop.body_outputs", f"the body has {len(body.outputs)} outputs, fewer than the condition and "
+                    f"the {n_carried} loop-carried values", "give the body one output per loop-carried value "
+                    "after the condition")
+    if ctx.num_outputs != n_carried + n_scan:
+        ctx.invalid("loop.outputs", f"the node has {ctx.num_outputs} outputs but its body gives {n_carried} "
+                    f"loop-carried and {n_scan} scan outputs", "give the node one output per body output after "
+                    "the condition")
 
+    for i, what, rule in ((0, "the trip count M", "loop.trip_count"), (1, "the condition", "loop.cond")):
+        s = ctx.shape(i) if ctx.has_input(i) else None
+        if s is not None:
+            ctx.equal(E.prod(s), 1, rule, lambda s=s, what=what: f"{what} must hold exactly one element, has "
+                      f"shape ({', '.join(map(str, s))})")
     m = _trip_limit(ctx)
     cond0 = _known_bool(ctx, 1) if ctx.has_input(1) else True
     runs = cond0 is True and (not ctx.has_input(0) or (m is not None and ctx.proven(ge(m, 1))))
@@ -167,12 +260,18 @@ def loop_rule(ctx):
         _walk(ctx, body, store)
         if store is not ctx.store:
             _reserve_names(ctx, store)
+            _report_fork(ctx, store, "the body")
         return [_out_info(ctx, v) for v in body.outputs]
 
     varying, outs, back, stable = _carried_fixpoint(ctx, walk, init_shapes, runs, lambda o: o[1:1 + n_carried])
     trip = _trip_count(ctx, body, outs, m, cond0)
     for j in range(n_carried):
         s, var = init_shapes[j], varying[j]
+        if init[j].seq is not None:
+            # a sequence / optional carried value keeps its kind and element type; its length
+            # and element shapes may change from one iteration to the next
+            ctx.set_output(j, None, None, seq=_kind_only(init[j].seq))
+            continue
         if s is None or var is None:
             ctx.set_output(j, None, init[j].dtype)
             continue
@@ -252,6 +351,7 @@ def _scan_walker(ctx, body, state_dtypes, slices, scan_dtypes):
         _walk(ctx, body, store)
         if store is not ctx.store:
             _reserve_names(ctx, store)
+            _report_fork(ctx, store, "the body")
         return [_out_info(ctx, v) for v in body.outputs]
 
     return walk
@@ -404,18 +504,14 @@ def scan_rule(ctx):
     axis; scan outputs stack the per-iteration values along their output axis."""
     body = _graph_attr(ctx, "body")
     m = int(ctx.require_attr("num_scan_inputs"))
+    _scan_counts(ctx, m, ctx.num_inputs, 0)
     n = ctx.num_inputs - m
-    if m < 1 or n < 0:
-        ctx.fail(f"num_scan_inputs is {m} but the node has {ctx.num_inputs} inputs")
-    if len(body.inputs) != n + m:
-        ctx.fail(f"body has {len(body.inputs)} inputs, expected {n} states + {m} scan inputs")
-    k_out = len(body.outputs) - n
-    if k_out < 0:
-        ctx.fail(f"body has {len(body.outputs)} outputs, fewer than its {n} states")
-    in_axes = [int(a) for a in ctx.attr("scan_input_axes", [0] * m)]
-    out_axes = [int(a) for a in ctx.attr("scan_output_axes", [0] * k_out)]
-    if len(in_axes) != m or len(out_axes) != k_out:
-        ctx.fail("scan_input_axes / scan_output_axes do not match the number of scan inputs / outputs")
+    k_out = ctx.num_outputs - n
+    _scan_body_counts(ctx, body, n, m)
+    in_axes = _scan_list(ctx, "scan_input_axes", m, "scan inputs", [0] * m)
+    out_axes = _scan_list(ctx, "scan_output_axes", k_out, "scan outputs", [0] * k_out)
+    _scan_list(ctx, "scan_input_directions", m, "scan inputs", None, flags=True)
+    _scan_list(ctx, "scan_output_directions", k_out, "scan outputs", None, flags=True)
 
     lengths, slices = [], []
     for j in range(m):
@@ -447,14 +543,57 @@ def scan_rule(ctx):
                            for k, d in enumerate(s)], init[j].dtype)
     for q in range(k_out):
         t = outs[n + q]
-        if t.shape is None or not runs:
-            # after zero iterations there is no per-iteration shape to stack
+        if t.shape is None:
             ctx.set_output(n + q, None, t.dtype)
             continue
+        # (with a zero-length scan there is no iteration; onnxruntime and onnx's reference
+        # evaluator both refuse to run Scan-9+ then, so the per-iteration dims stand)
         dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, back(d), known)
                 else back(d) for k, d in enumerate(t.shape)]
         ax = norm_axis(ctx, out_axes[q], len(dims) + 1, "scan_output_axes")
         ctx.set_output(n + q, dims[:ax] + [length] + dims[ax:], t.dtype)
+
+
+def _scan_counts(ctx, m, n_inputs, lens):
+    """num_scan_inputs ``m`` against the node's inputs (``lens``: 1 for Scan-8's
+    sequence_lens) and outputs: 1 <= m <= inputs - lens, and no more states than outputs."""
+    if m < 1:
+        ctx.invalid("scan.num_scan_inputs", f"num_scan_inputs is {m}: a Scan needs at least one scan input",
+                    "set num_scan_inputs to the number of scan inputs (at least 1)")
+    if m + lens > n_inputs:
+        ctx.invalid("scan.num_scan_inputs", f"num_scan_inputs ({m})" + (" plus the sequence_lens input" if lens
+                    else "") + f" exceeds the number of Scan inputs ({n_inputs})",
+                    "set num_scan_inputs to the number of scan inputs, which come last")
+    n = n_inputs - lens - m
+    if n > ctx.num_outputs:
+        ctx.invalid("scan.outputs", f"the node has {ctx.num_outputs} outputs, fewer than its {n} loop state "
+                    "variables: the outputs are the final states, then the scan outputs",
+                    "give the node one output per state variable, then one per scan output")
+
+
+def _scan_body_counts(ctx, body, n, m):
+    if len(body.inputs) != n + m:
+        ctx.invalid("scan.body_inputs", f"the body has {len(body.inputs)} inputs but the node gives it {n} states "
+                    f"and {m} scan input elements", "give the body one input per state and per scan input")
+    if len(body.outputs) != ctx.num_outputs:
+        ctx.invalid("scan.body_outputs", f"the body has {len(body.outputs)} outputs but the node has "
+                    f"{ctx.num_outputs}", "give the body one output per output of the node (the states, then "
+                    "the scan output elements)")
+
+
+def _scan_list(ctx, name, count, what, default, flags=False):
+    """An attribute with one entry per scan input / output; ``flags``: each 0 or 1."""
+    v = ctx.attr(name, None)
+    if v is None:
+        return default
+    v = [int(a) for a in v]
+    if len(v) != count:
+        ctx.invalid(f"scan.{name}", f"{name} has {len(v)} entries but the node has {count} {what}",
+                    f"give {name} one entry per {what[:-1]}")
+    if flags and any(a not in (0, 1) for a in v):
+        ctx.invalid(f"scan.{name}", f"{name} {v} must hold only 0 (forward) and 1 (reverse)",
+                    f"set each entry of {name} to 0 or 1")
+    return v
 
 
 # ---------------------------------------------------------------- Scan (opset 8)
@@ -466,20 +605,18 @@ def scan_rule_8(ctx):
     elements without the batch axis; final states are [B, ...], scan outputs [B, S, ...]."""
     body = _graph_attr(ctx, "body")
     m = int(ctx.require_attr("num_scan_inputs"))
+    _scan_counts(ctx, m, ctx.num_inputs, 1)
     n = ctx.num_inputs - 1 - m
-    if m < 1 or n < 0:
-        ctx.fail(f"num_scan_inputs is {m} but the node has {ctx.num_inputs} inputs")
-    if len(body.inputs) != n + m:
-        ctx.fail(f"body has {len(body.inputs)} inputs, expected {n} states + {m} scan inputs")
-    k_out = len(body.outputs) - n
-    if k_out < 0:
-        ctx.fail(f"body has {len(body.outputs)} outputs, fewer than its {n} states")
+    k_out = ctx.num_outputs - n
+    _scan_body_counts(ctx, body, n, m)
+    _scan_list(ctx, "directions", m, "scan inputs", None, flags=True)
     batches, lengths, slices, init = [], [], [], []
     for j in range(n):
         s = ctx.shape(1 + j)
         if s is not None:
             if len(s) < 1:
-                ctx.fail(f"state {j} needs a batch axis (rank >= 1), has rank 0")
+                ctx.invalid("scan.batch", f"state {j} is a scalar: Scan-8 states carry a batch axis first "
+                            "(rank >= 1)", f"give state {j} a leading batch axis")
             batches.append(s[0])
         init.append(None if s is None else tuple(s[1:]))
     for j in range(m):
@@ -488,14 +625,16 @@ def scan_rule_8(ctx):
             slices.append(None)
             continue
         if len(s) < 2:
-            ctx.fail(f"scan input {j} needs batch and sequence axes (rank >= 2), has rank {len(s)}")
+            ctx.invalid("scan.batch", f"scan input {j} has rank {len(s)}: Scan-8 scan inputs are "
+                        "[batch, sequence, ...] (rank >= 2)", f"give scan input {j} batch and sequence axes")
         batches.append(s[0])
         lengths.append(s[1])
         slices.append(tuple(s[2:]))
     if ctx.has_input(0) and ctx.shape(0) is not None:
         sl = ctx.shape(0)
         if len(sl) != 1:
-            ctx.fail(f"sequence_lens must be 1-D, has rank {len(sl)}")
+            ctx.invalid("scan.sequence_lens", f"sequence_lens has rank {len(sl)}, must be 1-D [batch]",
+                        "give sequence_lens one entry per batch")
         batches.append(sl[0])
     b = unify_all(ctx, batches, "scan.batch", "every state, scan input and sequence_lens has the same batch size") \
         if batches else ctx.unknown_dim("scan_batch")
@@ -515,12 +654,13 @@ def scan_rule_8(ctx):
             continue
         ctx.set_output(j, [b] + [ctx.unknown_dim(f"scan_state{j}_d{k}") if k in var else d
                                  for k, d in enumerate(s)], ctx.dtype(1 + j))
-    runs = ctx.proven(ge(length, 1))
     for q in range(k_out):
         t = outs[n + q]
-        if t.shape is None or not runs:
+        if t.shape is None:
             ctx.set_output(n + q, None, t.dtype)
             continue
+        # (a zero-length sequence: onnxruntime stacks no iteration and gives the body output's
+        # statically inferred per-iteration shape, the one the body walk finds, or no tensor)
         dims = [ctx.unknown_dim(f"scan_out{q}_d{k}") if _foreign(ctx, back(d), known) else back(d)
                 for k, d in enumerate(t.shape)]
         ctx.set_output(n + q, [b, length] + dims, t.dtype)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from .. import irtypes as ir
 
 from .. import expr as E
+from .. import schemas
 from ..constraints import any_of, eq
 from ..printing import show
 from ..registry import register
@@ -35,12 +36,15 @@ def _scale_fits(ctx, x, scale_i, zp_i, low):
     block = int(ctx.attr("block_size", 0)) if opset >= 21 else 0
     axis = int(ctx.attr("axis", 1))
     if block < 0:
-        ctx.fail(f"block_size must be >= 0, is {block}")
+        ctx.invalid(f"{low}.block_size", f"block_size must be >= 0 (0: not blocked), is {block}",
+                    "set block_size to 0, or to the block length for blocked quantization")
     if s is not None:
         if block > 0:
             if x is not None:
                 if len(s) != len(x):
-                    ctx.fail(f"blocked quantization needs a scale of x's rank {len(x)}, has rank {len(s)}")
+                    ctx.invalid(f"{low}.block", f"block_size {block} asks for blocked quantization, whose scale "
+                                f"has x's rank {len(x)}; the scale has rank {len(s)}",
+                                "give the scale x's rank, or set block_size to 0")
                 ax = norm_axis(ctx, axis, len(x))
                 for k, (a, b) in enumerate(zip(x, s)):
                     if k == ax:
@@ -59,8 +63,9 @@ def _scale_fits(ctx, x, scale_i, zp_i, low):
                             f"a 1-D scale has length {show(s[0])}: x axis {ax} ({show(x[ax])}) for per-axis "
                             "quantization, or 1 for per-tensor")
         elif len(s) != 0:
-            ctx.fail(f"the scale has rank {len(s)}: a scalar or 1-D scale, or block_size > 0 for blocked "
-                     "quantization (opset 21+), is needed")
+            ctx.invalid(f"{low}.scale", f"the scale has rank {len(s)} with block_size 0: a scale must be a scalar "
+                        "(per tensor) or 1-D (per axis) unless block_size > 0 (blocked, opset 21+)",
+                        "give a scalar or 1-D scale, or set block_size")
     if ctx.has_input(zp_i):
         z = ctx.shape(zp_i)
         if z is not None and s is not None:
@@ -71,7 +76,8 @@ def _scale_fits(ctx, x, scale_i, zp_i, low):
                           f"a scalar scale or zero point pairs with a one-element vector, not length {show(one)}")
                 return
             if len(z) != len(s):
-                ctx.fail(f"the zero point has rank {len(z)}, the scale {len(s)}: they must have the same shape")
+                ctx.invalid(f"{low}.zero_point", f"the zero point has rank {len(z)}, the scale {len(s)}: they must "
+                            "have the same shape", "give the zero point the scale's shape")
             for k, (a, b) in enumerate(zip(s, z)):
                 unify(ctx, a, b, f"{low}.zero_point",
                       f"zero point axis {k} is {show(b)}, must equal the scale's {show(a)}")
@@ -89,9 +95,38 @@ def quantize_linear(ctx):
     ctx.check_inputs(2, 3)
     x = ctx.shape(0)
     _scale_fits(ctx, x, 1, 2, "quantizelinear")
-    od = int(ctx.attr("output_dtype", 0)) if (ctx.opset or 99) >= 21 else 0
-    dt = ir.DataType(od) if od else (ctx.dtype(2) if ctx.has_input(2) else None) or UINT8
+    od = _output_dtype(ctx, "quantizelinear") if (ctx.opset or 99) >= 21 else None
+    zp = ctx.dtype(2) if ctx.has_input(2) else None
+    if od is not None and zp is not None and od != zp:
+        # "If both output_dtype and y_zero_point are specified, output_dtype must be T3"
+        ctx.invalid("quantizelinear.output_dtype", f"output_dtype {od.name} does not match the zero point's "
+                    f"type {zp.name}", f"set output_dtype to {zp.name} or drop it")
+    # (a zero point whose type is unknown: the output's type is unknown too)
+    dt = od if od is not None else zp if ctx.has_input(2) else UINT8
     ctx.set_output(0, x, dt)
+
+
+def _output_dtype(ctx, low):
+    """The ``output_dtype`` attribute (0: absent) as a DataType, checked against the types
+    the schema allows for the output."""
+    code = int(ctx.attr("output_dtype", 0))
+    if not code:
+        return None
+    try:
+        dt = ir.DataType(code)
+    except ValueError:
+        dt = None
+    sig = schemas.signature(ctx.domain or "", ctx.op_type, ctx.opset)
+    allowed = None
+    if sig is not None:
+        p = sig.formal(sig.outputs, 0)
+        allowed = sig.allowed.get(p[0]) if p is not None else None
+    if dt is None or (allowed and schemas.tensor_type(dt) not in allowed):
+        what = dt.name if dt is not None else str(code)
+        ctx.invalid(f"{low}.output_dtype", f"output_dtype {what} is not a type {ctx.op_type}-{sig.since if sig else ''}"
+                    f" gives" + (f" (allowed: {', '.join(sorted(a[7:-1] for a in allowed))})" if allowed else ""),
+                    "set output_dtype to one of the allowed types")
+    return dt
 
 
 @register("", "DequantizeLinear", since_version=10)
@@ -107,8 +142,8 @@ def dequantize_linear(ctx):
     x = ctx.shape(0)
     _scale_fits(ctx, x, 1, 2, "dequantizelinear")
     opset = ctx.opset or 99
-    od = int(ctx.attr("output_dtype", 0)) if opset >= 28 else 0
-    dt = ir.DataType(od) if od else (ctx.dtype(1) if opset >= 19 else FLOAT)
+    od = _output_dtype(ctx, "dequantizelinear") if opset >= 23 else None
+    dt = od if od is not None else (ctx.dtype(1) if opset >= 19 else FLOAT)
     ctx.set_output(0, x, dt)
 
 

@@ -28,13 +28,42 @@ def _direction(ctx) -> int:
         return 1
     if d == "bidirectional":
         return 2
-    ctx.fail(f"direction must be forward, reverse or bidirectional, is {d!r}")
+    ctx.invalid(f"{ctx.op_type.lower()}.direction", f"direction must be forward, reverse or bidirectional, is {d!r}",
+                "set direction to forward, reverse or bidirectional")
+
+
+# the activation functions the spec lists (compared case-insensitively: onnxruntime runs a GRU
+# with 'sigmoid', 'tanh')
+_ACTIVATIONS = {"relu", "tanh", "sigmoid", "affine", "leakyrelu", "thresholdedrelu", "scaledtanh", "hardsigmoid",
+                "elu", "softsign", "softplus"}
+
+
+def _activations(ctx, nd):
+    """``activations``: G_act functions per direction (LSTM 3, GRU 2, RNN 1), each one the
+    spec names."""
+    acts = ctx.attr("activations", None)
+    if acts is None:
+        return
+    acts = [a.decode("utf-8", "replace") if isinstance(a, bytes) else str(a) for a in acts]
+    per = {"LSTM": 3, "GRU": 2, "RNN": 1}[ctx.op_type]
+    low = ctx.op_type.lower()
+    if len(acts) != per * nd and not (ctx.op_type == "RNN" and nd == 1 and len(acts) == 2):
+        # (a forward RNN with two: onnxruntime takes the first, RNN-1's default listed two)
+        ctx.invalid(f"{low}.activations", f"activations lists {len(acts)} functions; {ctx.op_type} with "
+                    f"{nd} direction{'s' if nd > 1 else ''} takes {per * nd} ({per} per direction)",
+                    f"give {per} activation functions per direction")
+    bad = [a for a in acts if a.lower() not in _ACTIVATIONS]
+    if bad:
+        ctx.invalid(f"{low}.activations", f"activation {bad[0]!r} is not one of the functions the spec lists "
+                    "(Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, "
+                    "Softsign, Softplus)", "name a supported activation function")
 
 
 def _shape(ctx, i, rank, what):
     s = ctx.shape(i) if ctx.has_input(i) else None
     if s is not None and len(s) != rank:
-        ctx.fail(f"{what} must have rank {rank}, has rank {len(s)}")
+        ctx.invalid(f"{ctx.op_type.lower()}.rank", f"{what} must have rank {rank}, has rank {len(s)}",
+                    f"give {what} rank {rank}")
     return s
 
 
@@ -45,8 +74,9 @@ def _rnn(ctx):
     ctx.check_inputs(3, 8 if op == "LSTM" else 6)
     layout = int(ctx.attr("layout", 0)) if (ctx.opset or 99) >= 14 else 0
     if layout not in (0, 1):
-        ctx.fail(f"layout must be 0 or 1, is {layout}")
+        ctx.invalid(f"{low}.layout", f"layout must be 0 or 1, is {layout}", "set layout to 0 or 1")
     nd = _direction(ctx)
+    _activations(ctx, nd)
     x = _shape(ctx, 0, 3, "X")
     w = _shape(ctx, 1, 3, "W")
     r = _shape(ctx, 2, 3, "R")
@@ -58,7 +88,8 @@ def _rnn(ctx):
     if hs is not None:
         hs = int(hs)
         if hs <= 0:
-            ctx.fail(f"hidden_size must be positive, is {hs}")
+            ctx.invalid(f"{low}.hidden_size", f"hidden_size must be positive, is {hs}",
+                        "set hidden_size to the number of hidden units")
     else:
         ctx.warn(f"{op} has no hidden_size attribute (onnxruntime requires it); it is taken from R")
         if r is not None:
@@ -75,7 +106,8 @@ def _rnn(ctx):
         if s is None:
             return None
         if len(s) != len(dims):
-            ctx.fail(f"{what} must have rank {len(dims)}, has rank {len(s)}")
+            ctx.invalid(f"{low}.rank", f"{what} must have rank {len(dims)}, has rank {len(s)}",
+                        f"give {what} rank {len(dims)}")
         out = []
         for k, (a, want) in enumerate(zip(s, dims)):
             if want is None:

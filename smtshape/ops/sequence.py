@@ -99,7 +99,8 @@ def _scalar_position(ctx, i):
     """The position input: its value (int / expression) or None; checks it is a scalar."""
     s = ctx.shape(i)
     if s is not None and len(s) > 1:
-        ctx.fail(f"position must be a scalar, has shape ({', '.join(_s(d) for d in s)})")
+        ctx.invalid(f"{ctx.op_type.lower()}.position", f"position must be a scalar, has shape "
+                    f"({', '.join(_s(d) for d in s)})", "give the position as a scalar")
     if s is not None and len(s) == 1:
         # a one-element vector is accepted (onnxruntime, ONNX's own tests)
         ctx.equal(s[0], 1, "sequence.position", f"position must hold one element, has {_s(s[0])}")
@@ -196,21 +197,31 @@ def declare_input(engine, v) -> TensorInfo:
 def sequence_empty(ctx):
     ctx.check_inputs(0, 0)
     dt = ctx.attr("dtype", None)
-    _set_seq(ctx, 0, SeqInfo(0, None, ir.DataType(int(dt)) if dt is not None else ir.DataType.FLOAT, ()))
+    if dt is not None:
+        try:
+            dt = ir.DataType(int(dt))
+        except ValueError:
+            dt = None
+        if dt is None or dt == ir.DataType.UNDEFINED:
+            ctx.invalid("sequenceempty.dtype", f"dtype {ctx.attr('dtype')} is not a tensor element type",
+                        "set dtype to a TensorProto data type")
+    _set_seq(ctx, 0, SeqInfo(0, None, dt if dt is not None else ir.DataType.FLOAT, ()))
 
 
 @register("", "SequenceConstruct", since_version=11)
 def sequence_construct(ctx):
     n = ctx.num_inputs
     if n < 1 or not all(ctx.has_input(i) for i in range(n)):
-        ctx.fail("SequenceConstruct needs at least one input and no omitted inputs")
+        ctx.invalid("sequenceconstruct.arity", f"SequenceConstruct takes one or more tensors, none omitted; the node "
+                    f"has {sum(1 for i in range(n) if ctx.has_input(i))} of {n}", "give every input a tensor")
     elems = [_canon_info(ctx, ctx.input(i)) for i in range(n)]
-    if any(t.seq is not None for t in elems):
-        ctx.fail("SequenceConstruct inputs must be tensors")
-    dtypes = {t.dtype for t in elems if t.dtype is not None}
-    if len(dtypes) > 1:
-        ctx.fail(f"SequenceConstruct inputs have different element types {sorted(d.name for d in dtypes)}")
-    _set_seq(ctx, 0, _from_elems(elems, next(iter(dtypes), None)))
+    bad = [i for i, t in enumerate(elems) if t.seq is not None]
+    if bad:
+        ctx.invalid("sequenceconstruct.tensor", f"input {bad[0]} is a sequence or optional: SequenceConstruct "
+                    "takes tensors", f"give input {bad[0]} a tensor")
+    # (inputs of different element types: the schema's check, T is one type for all)
+    first = next((t.dtype for t in elems if t.dtype is not None), None)
+    _set_seq(ctx, 0, _from_elems(elems, first))
 
 
 @register("", "SplitToSequence", since_version=11)
@@ -246,7 +257,8 @@ def split_to_sequence(ctx):
         return
     rs = ctx.shape(1)
     if rs is not None and len(rs) > 1:
-        ctx.fail(f"split must be a scalar or 1-D, has rank {len(rs)}")
+        ctx.invalid("splittosequence.split", f"split must be a scalar or 1-D, has rank {len(rs)}",
+                    "give split as a scalar chunk size or a 1-D list of sizes")
     v = ctx.value(1)
     if rs is not None and len(rs) == 1:
         n = rs[0]
@@ -303,7 +315,9 @@ def sequence_insert(ctx):
     sq = _seq(ctx, 0)
     t = _canon_info(ctx, ctx.input(1))
     if sq.elem_dtype is not None and t.dtype is not None and sq.elem_dtype != t.dtype:
-        ctx.fail(f"tensor type {t.dtype.name} differs from the sequence's element type {sq.elem_dtype.name}")
+        ctx.invalid("sequenceinsert.dtype", f"the tensor is {t.dtype.name} but the sequence holds "
+                    f"{sq.elem_dtype.name}: they must have the same element type",
+                    f"cast the tensor to {sq.elem_dtype.name}")
     dt = sq.elem_dtype or t.dtype
     n = None if sq.length is None else ctx.store.canon(sq.length)
     pos = _scalar_position(ctx, 2) if ctx.has_input(2) else n
@@ -345,7 +359,8 @@ def concat_from_sequence(ctx):
     axis = int(ctx.require_attr("axis"))
     new_axis = int(ctx.attr("new_axis", 0))
     if new_axis not in (0, 1):
-        ctx.fail(f"new_axis must be 0 or 1, is {new_axis}")
+        ctx.invalid("concatfromsequence.new_axis", f"new_axis must be 0 or 1, is {new_axis}",
+                    "set new_axis to 0 (concatenate) or 1 (stack)")
     dt = sq.elem_dtype
     n = None if sq.length is None else ctx.store.canon(sq.length)
     if n is not None:
@@ -359,14 +374,21 @@ def concat_from_sequence(ctx):
             return
         r = len(shapes[0])
         if any(len(s) != r for s in shapes):
-            ctx.fail("ConcatFromSequence elements have different ranks")
+            j = next(j for j, s in enumerate(shapes) if len(s) != r)
+            # "All input tensors must have the same shape, except for the dimension size of
+            # the axis to concatenate on" (onnxruntime and the reference evaluator refuse it)
+            ctx.invalid("concatfromsequence.rank", f"sequence element {j} has rank {len(shapes[j])}, element 0 "
+                        f"rank {r}: the elements must have the same shape but on the concatenation axis",
+                        "give every element of the sequence the same rank")
         ax = norm_axis(ctx, axis, r + new_axis)
         out = list(shapes[0])
         for j, s in enumerate(shapes[1:], 1):
             for k in range(r):
                 if new_axis or k != ax:
                     out[k] = unify(ctx, out[k], s[k], "concatfromsequence.dims",
-                                   f"sequence elements 0 and {j} agree on axis {k}: {_s(out[k])} == {_s(s[k])}")
+                                   lambda j=j, k=k, a=out[k], b=s[k]:
+                                   f"sequence elements 0 and {j} must agree on axis {k} (all but the "
+                                   f"{'stacking' if new_axis else 'concatenation'} axis): {_s(a)} vs {_s(b)}")
         if new_axis:
             out.insert(ax, len(shapes))
         else:
@@ -396,14 +418,21 @@ def sequence_map(ctx):
     Otherwise it is walked once in a scratch store on a generic element (axes where the
     elements differ become fresh symbols there); an output dim that mentions anything made
     in that walk differs per element (None), the rest holds for every element."""
-    from .control import _foreign, _graph_attr, _reserve_names, _walk
+    from .control import _foreign, _graph_attr, _report_fork, _reserve_names, _walk
     body = _graph_attr(ctx, "body")
     if ctx.num_inputs < 1 or not ctx.has_input(0):
-        ctx.fail("SequenceMap needs an input sequence")
+        ctx.invalid("sequencemap.arity", "SequenceMap's first input, the sequence to map, is missing",
+                    "give the node an input sequence first")
     if len(body.inputs) != ctx.num_inputs:
-        ctx.fail(f"body has {len(body.inputs)} inputs, the node {ctx.num_inputs}")
+        ctx.invalid("sequencemap.body_inputs", f"the body has {len(body.inputs)} inputs but the node has "
+                    f"{ctx.num_inputs}", "give the body one input per input of the node")
     if len(body.outputs) != ctx.num_outputs:
-        ctx.fail(f"body has {len(body.outputs)} outputs, the node {ctx.num_outputs}")
+        ctx.invalid("sequencemap.body_outputs", f"the body has {len(body.outputs)} outputs but the node has "
+                    f"{ctx.num_outputs}", "give the body one output per output of the node")
+    t0 = ctx.input(0)
+    if t0 is not None and t0.seq is None and t0.shape is not None:
+        ctx.invalid("sequencemap.sequence", "SequenceMap's first input is a tensor, must be a sequence",
+                    "give the node a sequence as its first input")
     ins = [ctx.input(i) for i in range(ctx.num_inputs)]
     seqs = {0: _info_seq(ins[0])}
     for i in range(1, ctx.num_inputs):
@@ -454,6 +483,7 @@ def sequence_map(ctx):
             eng.values[v] = ins[i] if ins[i] is not None else TensorInfo()
     _walk(ctx, body, sc)
     _reserve_names(ctx, sc)
+    _report_fork(ctx, sc, "the body")
     for q, o in enumerate(body.outputs):
         t = eng.values.get(o) or TensorInfo(None, o.dtype)
         shape = None
@@ -466,13 +496,43 @@ def sequence_map(ctx):
 
 
 # ---------------------------------------------------------------- optionals
-def _type_content(tp) -> TensorInfo:
-    """The would-be content of an empty optional, from its ``type`` attribute."""
-    if isinstance(tp, ir.SequenceType):
-        return TensorInfo(seq=SeqInfo(None, None, getattr(tp.elem_type, "dtype", None)))
-    if isinstance(tp, ir.TensorType):
-        return TensorInfo(None, tp.dtype)
+def _type_content(ctx, tp) -> TensorInfo:
+    """The would-be content of an empty optional, from its ``type`` attribute (a TypeProto
+    read from the file, or onnx_ir's ``TypeAndShape``): element type and declared shape (a
+    dim that is not a number is an UNKNOWN dim: the optional holds nothing)."""
+    def dims(shape):
+        if shape is None:
+            return None
+        return tuple(d if isinstance(d, int) else ctx.unknown_dim("optional_d") for d in shape)
+
+    if hasattr(tp, "WhichOneof"):            # TypeProto
+        kind = tp.WhichOneof("value")
+        if kind == "tensor_type":
+            tt = tp.tensor_type
+            shape = None if not tt.HasField("shape") else \
+                [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]
+            return TensorInfo(dims(shape), _dt(tt.elem_type))
+        if kind == "sequence_type" and tp.sequence_type.elem_type.WhichOneof("value") == "tensor_type":
+            tt = tp.sequence_type.elem_type.tensor_type
+            shape = None if not tt.HasField("shape") else \
+                tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+            return TensorInfo(seq=SeqInfo(None, shape, _dt(tt.elem_type)))
+        return TensorInfo()
+    typ, shape = getattr(tp, "type", tp), getattr(tp, "shape", None)
+    shape = None if shape is None else [d if isinstance(d, int) else None for d in shape]
+    if isinstance(typ, ir.SequenceType):
+        return TensorInfo(seq=SeqInfo(None, None if shape is None else tuple(shape),
+                                      getattr(typ.elem_type, "dtype", None)))
+    if isinstance(typ, ir.TensorType):
+        return TensorInfo(dims(shape), typ.dtype)
     return TensorInfo()
+
+
+def _dt(code):
+    try:
+        return ir.DataType(int(code)) if code else None
+    except ValueError:
+        return None
 
 
 @register("", "Optional", since_version=15)
@@ -485,8 +545,9 @@ def optional(ctx):
         return
     tp = ctx.attr("type", None)
     if tp is None:
-        ctx.fail("an Optional with no input needs the 'type' attribute")
-    _set_seq(ctx, 0, SeqInfo(0, None, None, (_type_content(tp),), optional=True))
+        ctx.invalid("optional.type", "an Optional with no input needs the 'type' attribute",
+                    "give the node an input or its 'type' attribute")
+    _set_seq(ctx, 0, SeqInfo(0, None, None, (_type_content(ctx, tp),), optional=True))
 
 
 def _kind(ctx, i):
@@ -522,7 +583,8 @@ def optional_has_element(ctx):
             has = None if n is None else bool(n)
         elif kind == "value":
             if not v18:
-                ctx.fail("OptionalHasElement before opset 18 takes an optional input")
+                ctx.invalid("optionalhaselement.input", "OptionalHasElement before opset 18 takes an optional, "
+                            "the input is a tensor or sequence", "wrap the input in Optional, or use opset 18")
             has = True
     ctx.set_output(0, (), BOOL, value=(has,))
 
@@ -539,13 +601,16 @@ def optional_get_element(ctx):
     if kind == "optional":
         sq = _seq(ctx, 0)
         if sq.length == 0:
-            ctx.fail("the optional is empty: OptionalGetElement fails at run time")
+            # "It is an error if the input value does not have any element"
+            ctx.invalid("optionalgetelement.empty", "the optional is empty: OptionalGetElement has no element "
+                        "to return", "check OptionalHasElement first, or give the optional a value")
         content = sq.elems[0] if sq.elems else TensorInfo(None, sq.elem_dtype)
         _set_info(ctx, 0, _canon_info(ctx, content))
         return
     if kind == "value":
         if (ctx.opset or 99) < 18:
-            ctx.fail("OptionalGetElement before opset 18 takes an optional input")
+            ctx.invalid("optionalgetelement.input", "OptionalGetElement before opset 18 takes an optional, the "
+                        "input is a tensor or sequence", "wrap the input in Optional, or use opset 18")
         _set_info(ctx, 0, _canon_info(ctx, t))
         return
     # unknown kind: the output's declared dtype at most

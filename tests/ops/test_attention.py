@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from smtshape import analyze
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 from .node_truth import cases, check_static, check_symbolic
 
@@ -18,10 +18,14 @@ def f(*shape):
 
 
 
+def rule_ids(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints if c.provenance.node}
+
+
 def ort_check(op, inputs, attrs, feeds, bind, opset=23, n_outputs=1):
     m = node_model(op, inputs, attrs, opset=opset, n_outputs=n_outputs)
     res = analyze(m)
-    assert not res.conflicts and not failed(res)
+    assert not refused(res) and not unchecked(res)
     got = run_onnxruntime(m, feeds)
     ev = res.evaluate(bind)
     for k, a in enumerate(got):
@@ -94,10 +98,10 @@ def test_attention_4d_mismatches_are_conflicts():
         assert res.conflicts, (key, bad)
 
 
-def test_attention_missing_heads_for_3d_fails_node():
+def test_attention_missing_heads_for_3d_is_a_conflict():
     res = infer_node("Attention", [ts("float", [1, 3, 8]), ts("float", [1, 5, 8]), ts("float", [1, 5, 8])],
                      {}, opset=23)
-    assert failed(res) and res.shape("y0") is None
+    assert refused(res) and rule_ids(res) == {"attention.num_heads"} and res.shape("y0") is None
 
 
 def test_attention_mask_too_long_is_conflict():
@@ -198,7 +202,7 @@ def test_tensor_scatter_conflicts():
     res = infer_node("TensorScatter", [ts("float", [2, 3, 4, 5]), ts("float", [2, 2, 1, 5])], {}, opset=24)
     assert res.conflicts
     res = infer_node("TensorScatter", [ts("float", [2, 3, 4, 5]), ts("float", [2, 3, 1, 5])], {"axis": 0}, opset=24)
-    assert failed(res)
+    assert rule_ids(res) == {"tensorscatter.axis"}
 
 
 # ---------------------------------------------------------------- SwiGLU / LinearAttention / CausalConvWithState
@@ -216,8 +220,8 @@ def test_linear_attention_shapes():
     assert exprs(res, "y0") == ("B", "T", "2 * HV")
     assert res.prove("4 * DK == HQ").name == "PROVEN" and res.prove("2 * DV == HV").name == "PROVEN"
     res = infer_node("LinearAttention", [ts("float", [1, 2, 8]), ts("float", [1, 2, 6]), ts("float", [1, 2, 4])],
-                     {"q_num_heads": 4, "kv_num_heads": 2}, opset=27, n_outputs=2)
-    assert res.conflicts
+                     {"q_num_heads": 4, "kv_num_heads": 2, "update_rule": "linear"}, opset=27, n_outputs=2)
+    assert rule_ids(res) == {"linearattention.shapes"}
 
 
 def test_causal_conv_with_state_shapes():
@@ -230,6 +234,118 @@ def test_causal_conv_with_state_shapes():
     res = infer_node("CausalConvWithState", [ts("float", [1, 4, 5]), ts("float", [4, 1, 3]), None,
                                              ts("float", [1, 4, 3])], {}, opset=27, n_outputs=2)
     assert res.conflicts
+
+
+# ---------------------------------------------------------------- violated preconditions
+Q4, K4, V4 = ts("float", [2, 4, 3, 8]), ts("float", [2, 2, 5, 8]), ts("float", [2, 2, 5, 6])
+PK, PV, NP = ts("float", [2, 2, 4, 8]), ts("float", [2, 2, 4, 6]), ts("int64", [2])
+QL, KL, VL = ts("float", [2, 3, 16]), ts("float", [2, 3, 8]), ts("float", [2, 3, 8])
+DEC, BET = ts("float", [2, 3, 2]), ts("float", [2, 3, 2])
+LA = {"q_num_heads": 2, "kv_num_heads": 1}
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,n_out,rule", [
+    # Attention-25 (ONNX's test_attention_25_rejects_invalid_attribute_and_cache_combinations)
+    ("Attention", [Q4, K4, V4], {"left_window_size": -2}, 25, 1, "attention.window"),
+    ("Attention", [Q4, K4, V4], {"right_window_size": -2}, 25, 1, "attention.window"),
+    ("Attention", [Q4, K4, V4, None, PK], {}, 25, 1, "attention.past"),
+    ("Attention", [Q4, K4, V4, None, PK], {}, 23, 1, "attention.past"),
+    ("Attention", [Q4, K4, V4], {}, 25, 2, "attention.present"),
+    ("Attention", [Q4, K4, V4, None, PK, PV, NP], {}, 25, 1, "attention.nonpad_kv_seqlen"),
+    ("Attention", [Q4, K4, V4], {"q_num_heads": 4, "kv_num_heads": 2}, 25, 1, "attention.num_heads"),
+    ("Attention", [ts("float", [2, 3, 16]), ts("float", [2, 5, 8]), ts("float", [2, 5, 8])],
+     {"q_num_heads": 3, "kv_num_heads": 2}, 23, 1, "attention.num_heads"),
+    ("Attention", [ts("float", [2, 3]), K4, V4], {}, 23, 1, "attention.rank"),
+    ("Attention", [Q4, K4, V4], {"qk_matmul_output_mode": 5}, 23, 4, "attention.qk_matmul_output_mode"),
+    ("Attention", [Q4, K4, V4], {"softmax_precision": 7}, 25, 1, "attention.softmax_precision"),
+    # LinearAttention (ONNX's test_linear_attention_* refusals)
+    ("LinearAttention", [ts("float", [2, 3, 4, 4]), KL, VL], {**LA, "update_rule": "linear"}, 27, 1,
+     "linearattention.rank"),
+    ("LinearAttention", [QL, KL, VL, ts("float", [2, 1, 8])], {**LA, "update_rule": "linear"}, 27, 1,
+     "linearattention.rank"),
+    ("LinearAttention", [QL, KL, VL, None, ts("float", [2, 3]), BET], LA, 27, 1, "linearattention.rank"),
+    ("LinearAttention", [QL, KL, VL], {"q_num_heads": 3, "kv_num_heads": 2, "update_rule": "linear"}, 27, 1,
+     "linearattention.num_heads"),
+    ("LinearAttention", [QL, KL, VL], {"q_num_heads": 0, "kv_num_heads": 1, "update_rule": "linear"}, 27, 1,
+     "linearattention.num_heads"),
+    ("LinearAttention", [QL, KL, VL, None, None, BET], LA, 27, 1, "linearattention.update_rule"),
+    ("LinearAttention", [QL, KL, VL, None, DEC], LA, 27, 1, "linearattention.update_rule"),
+    ("LinearAttention", [QL, KL, VL, None, DEC], {**LA, "update_rule": "linear"}, 27, 1,
+     "linearattention.update_rule"),
+    ("LinearAttention", [QL, KL, VL, None, None, BET], {**LA, "update_rule": "gated"}, 27, 1,
+     "linearattention.update_rule"),
+    ("LinearAttention", [QL, KL, VL], {**LA, "update_rule": "fancy"}, 27, 1, "linearattention.update_rule"),
+    # CausalConvWithState
+    ("CausalConvWithState", [ts("float", [2, 4]), ts("float", [4, 1, 3])], {}, 27, 1, "causalconv.rank"),
+    ("CausalConvWithState", [ts("float", [2, 4, 5]), ts("float", [4, 3])], {}, 27, 1, "causalconv.rank"),
+    ("CausalConvWithState", [ts("float", [2, 4, 5]), ts("float", [4, 1, 3])], {"activation": "forza inter"}, 27, 1,
+     "causalconv.activation"),
+    # SwiGLU, RotaryEmbedding, TensorScatter
+    ("SwiGLU", [ts("float", [2, 3, 8]), ts("float", [2, 3])], {}, 28, 1, "swiglu.rank"),
+    ("RotaryEmbedding", [ts("float", [2, 3, 8]), ts("float", [2, 3, 2]), ts("float", [2, 3, 2])], {}, 23, 1,
+     "rotary.num_heads"),
+    ("RotaryEmbedding", [ts("float", [2, 3]), ts("float", [2, 3, 2]), ts("float", [2, 3, 2])], {}, 23, 1,
+     "rotary.rank"),
+    ("TensorScatter", [ts("float", [2, 3, 4, 5]), ts("float", [2, 3, 1, 5])], {"mode": "ring"}, 24, 1,
+     "tensorscatter.mode"),
+    ("TensorScatter", [ts("float", [2, 3, 4, 5]), ts("float", [2, 3, 1])], {}, 24, 1, "tensorscatter.rank"),
+])
+def test_violated_preconditions_are_conflicts(op, inputs, attrs, opset, n_out, rule):
+    if op in ("LinearAttention", "CausalConvWithState"):
+        n_out = 2                    # (present_state is a required output)
+    res = infer_node(op, inputs, attrs, opset=opset, n_outputs=n_out)
+    assert refused(res) and rule_ids(res) == {rule} and not unchecked(res)
+
+
+def test_flex_attention_rank_and_modifier_graph():
+    from onnx import TensorProto, helper
+    res = infer_node("FlexAttention", [ts("float", [2, 4, 3]), ts("float", [2, 4, 5, 8]), ts("float", [2, 4, 5, 8])],
+                     {}, opset=23, domain="ai.onnx.preview")
+    assert refused(res) and rule_ids(res) == {"flexattention.rank"}
+    mod = helper.make_graph([helper.make_node("Identity", ["s"], ["t"])], "m",
+                            [helper.make_tensor_value_info("s", TensorProto.FLOAT, ["a", "b"])],
+                            [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    res = infer_node("FlexAttention", [ts("float", [2, 4, 3, 8]), ts("float", [2, 4, 5, 8]),
+                                       ts("float", [2, 4, 5, 8])], {"score_mod": mod}, opset=23,
+                     domain="ai.onnx.preview")
+    assert refused(res) and rule_ids(res) == {"flexattention.modifier"}
+
+
+def test_attention_25_present_and_window_checks_are_opset_25_only():
+    """Attention-23/24: onnxruntime and the reference run a node asking only for present_key
+    and 4-D inputs with q_num_heads: no conflict there (ONNX's inference checks them from 25)."""
+    for opset in (23, 24):
+        res = infer_node("Attention", [Q4, K4, V4], {"q_num_heads": 4, "kv_num_heads": 2}, opset=opset, n_outputs=2)
+        assert not refused(res) and not unchecked(res)
+        m = node_model("Attention", [Q4, K4, V4], {}, opset=opset, n_outputs=2)
+        assert [a.shape for a in run_onnxruntime(m, {"x0": f(2, 4, 3, 8), "x1": f(2, 2, 5, 8),
+                                                      "x2": f(2, 2, 5, 6)})] == [(2, 4, 3, 6), (2, 2, 5, 8)]
+
+
+def test_attention_mixed_ranks_are_not_modeled():
+    res = infer_node("Attention", [ts("float", [2, 3, 16]), ts("float", [2, 2, 5, 8]), ts("float", [2, 2, 5, 8])],
+                     {"q_num_heads": 2, "kv_num_heads": 2}, opset=25)
+    assert not refused(res) and [u.reason.name for u in unchecked(res)] == ["NOT_MODELED"]
+
+
+def test_linear_attention_output_from_past_state_when_qkv_unknown():
+    """ONNX's test_linear_attention_unknown_qkv_with_past_state: d_v from past_state."""
+    res = infer_node("LinearAttention", [ts("float", None), ts("float", None), ts("float", None),
+                                         ts("float", ["B", 2, 16, 32])],
+                     {"q_num_heads": 2, "kv_num_heads": 2, "update_rule": "linear"}, opset=27, n_outputs=2)
+    assert exprs(res, "y0")[2] == 64 and exprs(res, "y1") == ("B", 2, 16, 32)
+
+
+def test_linear_attention_decay_multiple_of_kv_heads_when_dk_unknown():
+    """d_k unknown: a decay of H_kv * d_k is any multiple of H_kv, not a conflict."""
+    res = infer_node("LinearAttention", [ts("float", None), ts("float", None), ts("float", None), None,
+                                         ts("float", [1, 3, 8]), ts("float", [1, 3, 2])], LA | {"kv_num_heads": 2},
+                     opset=27, n_outputs=2)
+    assert not refused(res)
+    res = infer_node("LinearAttention", [ts("float", None), ts("float", None), ts("float", None), None,
+                                         ts("float", [1, 3, 7]), ts("float", [1, 3, 2])], LA | {"kv_num_heads": 2},
+                     opset=27, n_outputs=2)
+    assert rule_ids(res) == {"linearattention.shapes"}
 
 
 # ---------------------------------------------------------------- backend node tests

@@ -221,11 +221,20 @@ def test_scan_stacks_per_iteration_outputs_like_onnxruntime(in_axis, out_axis):
             assert tuple(E.evaluate(d.expr, {"L": L, "D": D}) for d in ours) == arr.shape
 
 
-def test_scan_length_unknown_to_be_positive_leaves_scan_output_rank_unknown():
-    import smtshape
-    res = smtshape.analyze(_scan_model(0, 0, ["L", "D"]))
-    assert res.shape("ys") is None           # at L == 0 there is no iteration to take a shape from
+def test_scan_length_unknown_to_be_positive_still_stacks_the_per_iteration_shape():
+    """A Scan-9+ over a sequence of length 0 has no iteration to take the per-iteration
+    shape from, but onnxruntime and onnx's reference evaluator both refuse to run it: the
+    stacked shape [L, D] holds whenever the node runs (ONNX's test_scan_opset9 expects it)."""
+    from onnx.reference import ReferenceEvaluator
+    model = _scan_model(0, 0, ["L", "D"])
+    res = smtshape.analyze(model)
+    assert [str(d) for d in res.shape("ys")] == ["L", "D"] and not res.conflicts and not res.unchecked_nodes
     assert [str(d) for d in res.shape("s_final")] == ["D"]
+    feeds = {"s0": np.zeros(3, np.float32), "xs": np.zeros((0, 3), np.float32)}
+    with pytest.raises(Exception):
+        run_ort(model, feeds)
+    with pytest.raises(Exception):
+        ReferenceEvaluator(model).run(None, feeds)
 
 
 def _scan8_model(with_lens: bool):
@@ -259,8 +268,14 @@ def test_scan_8_batch_and_sequence_axes_like_onnxruntime(with_lens):
         got = [o.shape for o in run_onnxruntime(model, feeds)]
         ours = res.evaluate({"B": B, "S": S})
         assert (ours["s"], ours["y"]) == tuple(got)
-    # zero-length sequences: no iteration, the scan output's per-step shape is not claimed
-    assert smtshape.analyze(model).shape("y") is None
+    # zero-length sequences: no iteration; onnxruntime then gives the body output's static
+    # per-iteration shape ([4] here), which the stacked [B, S, 4] claims at S = 0
+    res = smtshape.analyze(model)
+    assert [str(d) for d in res.shape("y")] == ["B", "S", "4"]
+    if not with_lens:       # (with sequence_lens all 0 onnxruntime refuses the run)
+        got = [o.shape for o in run_onnxruntime(model, {"s0": np.zeros((2, 4), np.float32),
+                                                       "x": np.zeros((2, 0, 4), np.float32)})]
+        assert res.evaluate({"B": 2, "S": 0})["y"] == got[1] == (2, 0, 4)
 
 
 def test_loop_iteration_number_is_a_bounded_symbol_so_per_iteration_slices_are_exact():
@@ -293,3 +308,137 @@ def test_loop_iteration_number_is_a_bounded_symbol_so_per_iteration_slices_are_e
     res = smtshape.analyze(m)
     want = [o.shape for o in run_onnxruntime(m, {"y": np.zeros(1, np.float32)})]
     assert [tuple(d.expr for d in res.shape(n)) for n in ("res_y", "res_scan")] == want == [(1,), (5, 1)]
+
+
+# ---------------------------------------------------------------- violated preconditions
+def rule_ids(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints if c.provenance.node}
+
+
+def _parse(text):
+    import onnx
+    return onnx.parser.parse_model(text)
+
+
+SCAN_CASES = {
+    # ONNX's test_scan_num_scan_inputs_out_of_range (opsets 21, 9, 8)
+    "num_scan_inputs_21": ("""<ir_version: 10, opset_import: ["" : 21]>
+        agraph (float[2] in0, float[3, 2] in1) => (out) {
+            out = Scan <num_scan_inputs = 9, body = b (float a, float x) => (float c) { c = Add(a, x) }> (in0, in1)
+        }""", "scan.num_scan_inputs"),
+    "num_scan_inputs_8": ("""<ir_version: 8, opset_import: ["" : 8]>
+        agraph (float[1, 3] ls, float[1, 2, 2] si) => (out) {
+            out = Scan <num_scan_inputs = 9, body = b (float a, float x) => (float c) { c = Add(a, x) }> ("", ls, si)
+        }""", "scan.num_scan_inputs"),
+    # ONNX's test_scan_invalid_num_scan_inputs_does_not_crash (-1); 0 scan inputs (both runtimes refuse)
+    "num_scan_inputs_negative": ("""<ir_version: 8, opset_import: ["" : 9]>
+        g (float[1] s, float[3,1] x) => (float[1] so, float[3,1] xo) {
+            so, xo = Scan <num_scan_inputs = -1, body = b (float[1] si, float[1] xi) => (float[1] so, float[1] xo)
+                           { so = Identity(si) xo = Identity(xi) }> (s, x)
+        }""", "scan.num_scan_inputs"),
+    "num_scan_inputs_zero": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] s) => (float[2] so) {
+            so = Scan <num_scan_inputs = 0, body = b (float[2] a) => (float[2] c) { c = Identity(a) }> (s)
+        }""", "scan.num_scan_inputs"),
+    # ONNX's test_scan_loop_state_vars_exceed_outputs
+    "states_exceed_outputs": ("""<ir_version: 10, opset_import: ["" : 21]>
+        agraph (float[2] in0, float[2] in1, float[3, 2] in2) => (out) {
+            out = Scan <num_scan_inputs = 1, body = b (float a, float s0, float s1) => (float c) { c = Identity(a) }>
+                       (in0, in1, in2)
+        }""", "scan.outputs"),
+    "body_inputs": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] s, float[3, 2] x) => (so, xo) {
+            so, xo = Scan <num_scan_inputs = 1, body = b (float[2] a) => (float[2] c, float[2] d)
+                           { c = Identity(a) d = Identity(a) }> (s, x)
+        }""", "scan.body_inputs"),
+    "body_outputs": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] s, float[3, 2] x) => (so, xo) {
+            so, xo = Scan <num_scan_inputs = 1, body = b (float[2] a, float[2] e) => (float[2] c)
+                           { c = Identity(a) }> (s, x)
+        }""", "scan.body_outputs"),
+    "input_axes_length": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] s, float[3, 2] x) => (so, xo) {
+            so, xo = Scan <num_scan_inputs = 1, scan_input_axes = [0, 0],
+                           body = b (float[2] a, float[2] e) => (float[2] c, float[2] d)
+                           { c = Identity(a) d = Identity(e) }> (s, x)
+        }""", "scan.scan_input_axes"),
+    "output_directions_flags": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (float[2] s, float[3, 2] x) => (so, xo) {
+            so, xo = Scan <num_scan_inputs = 1, scan_output_directions = [2],
+                           body = b (float[2] a, float[2] e) => (float[2] c, float[2] d)
+                           { c = Identity(a) d = Identity(e) }> (s, x)
+        }""", "scan.scan_output_directions"),
+    "scan8_state_rank": ("""<ir_version: 4, opset_import: ["" : 8]>
+        agraph (float s0, float[1, 2, 2] x) => (s, y) {
+            s, y = Scan <num_scan_inputs = 1, body = b (float si, float[2] xi) => (float so, float[2] yo)
+                         { so = Identity(si) yo = Identity(xi) }> ("", s0, x)
+        }""", "scan.batch"),
+    # Loop: the node's outputs are the body's outputs after the condition
+    "loop_outputs": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (int64 M, bool c, float[2] s) => (float[2] so) {
+            so = Loop (M, c, s) <body = b (int64 i, bool ci, float[2] a) => (bool co, float[2] c2, float[2] sc)
+                                 { co = Identity(ci) c2 = Identity(a) sc = Identity(a) }>
+        }""", "loop.outputs"),
+    "loop_trip_count": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (int64[2] M, bool c, float[2] s) => (float[2] so) {
+            so = Loop (M, c, s) <body = b (int64 i, bool ci, float[2] a) => (bool co, float[2] c2)
+                                 { co = Identity(ci) c2 = Identity(a) }>
+        }""", "loop.trip_count"),
+    "loop_body_inputs": ("""<ir_version: 8, opset_import: ["" : 16]>
+        agraph (int64 M, bool c, float[2] s) => (float[2] so) {
+            so = Loop (M, c, s) <body = b (int64 i, bool ci) => (bool co, float[2] c2)
+                                 { co = Identity(ci) c2 = Identity(s) }>
+        }""", "loop.body_inputs"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCAN_CASES))
+def test_control_flow_preconditions_are_conflicts(case):
+    text, rule = SCAN_CASES[case]
+    m = _parse(text)
+    res = smtshape.analyze(m)
+    assert rule_ids(res) == {rule} and not res.unchecked_nodes
+
+
+@pytest.mark.parametrize("case", ["num_scan_inputs_zero", "loop_outputs", "body_outputs", "loop_trip_count"])
+def test_control_flow_preconditions_onnxruntime_refuses(case):
+    m = _parse(SCAN_CASES[case][0])
+    feeds = {"s": np.zeros(2, np.float32), "x": np.zeros((3, 2), np.float32), "c": np.array(True),
+             "M": np.array([2, 2] if case == "loop_trip_count" else 2, np.int64)}
+    feeds = {k: v for k, v in feeds.items() if k in {i.name for i in m.graph.input}}
+    with pytest.raises(Exception):
+        run_ort(m, feeds)
+
+
+def test_if_branch_outputs_count_is_a_conflict():
+    two = h.make_graph([h.make_node("Identity", ["x"], ["t"]), h.make_node("Identity", ["x"], ["u"])], "then", [],
+                       [vi("t", T.FLOAT), vi("u", T.FLOAT)])
+    res = smtshape.analyze(if_model(two, ELSE_CAT))
+    assert rule_ids(res) == {"if.outputs"}
+
+
+def test_invalid_node_in_a_branch_that_may_not_run_is_a_warning_not_a_conflict():
+    """A node breaking the spec inside a branch walked in a scratch store: no conflict of the
+    model (the branch may not run), a warning naming the branch; a conflict when it surely runs."""
+    els = h.make_graph([h.make_node("Transpose", ["x"], ["e"], perm=[0, 0])], "else", [], [vi("e", T.FLOAT)])
+    res = smtshape.analyze(if_model(THEN_ID, els))
+    assert not res.conflicts and res.shape("y") is None
+    assert any(d.message.startswith("else_branch of If 'node' may not run; if it does: Transpose node")
+               and "perm [0, 0]" in d.message for d in res.diagnostics)
+    res = smtshape.analyze(if_model(THEN_ID, els, cond_init=False))
+    assert rule_ids(res) == {"transpose.perm"}
+
+
+def test_if_with_optional_outputs_merges_the_optional():
+    """ONNX's test_if_with_different_optional_shapes_in_then_else_branches: optional(float[?])."""
+    m = _parse("""<ir_version: 8, opset_import: ["" : 18]>
+        agraph (bool[1] cond, float[1] a, float[5] b) => () {
+            y = If (cond) <then_branch = t () => (o1) { o1 = Optional(a) },
+                           else_branch = e () => (o2) { o2 = Optional(b) }>
+        }""")
+    res = smtshape.analyze(m)
+    sq = res._lookup("y")[1].seq
+    assert sq.optional and sq.length == 1
+    content = sq.elems[0]
+    assert int(content.dtype) == T.FLOAT and len(content.shape) == 1 and not isinstance(content.shape[0], int)
+    assert not res.conflicts and not res.unchecked_nodes

@@ -9,7 +9,7 @@ from onnx import TensorProto, helper
 import smtshape
 import smtshape.ops.misc  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 from .onnx_node_cases import check_all
 
@@ -31,6 +31,10 @@ def sts(shape):
     return t
 
 
+
+
+def rule_ids(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints if c.provenance.node}
 
 
 def names(shape, prefix="d"):
@@ -68,7 +72,7 @@ def test_eyelike(shape, opset):
     res = vs_ort("EyeLike", shape, {"k": 1, "dtype": TensorProto.INT64}, opset, rnd(shape))
     assert int(res.dtype("y0")) == TensorProto.INT64
     res = infer_node("EyeLike", [ts("float", ["N", "M", "K"])], opset=opset)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and rule_ids(res) == {"eyelike.rank"}
 
 
 @pytest.mark.parametrize("shape", [[3, 3], [2, 4, 4], [0, 2, 2], [1, 1, 1, 1]])
@@ -83,7 +87,7 @@ def test_det(shape):
 def test_cumprod(shape, axis):
     vs_ort("CumProd", shape, {"reverse": 1}, 26, rnd(shape), [np.array(axis, np.int64)])
     res = infer_node("CumProd", [ts("float", ["N", 3]), np.array(2, np.int64)], opset=26)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and rule_ids(res) == {"axis.range"}
 
 
 @pytest.mark.parametrize("opset", [1, 22])
@@ -91,7 +95,7 @@ def test_lp_normalization(opset):
     # onnxruntime runs opset >= 7 models only: the opset-1 rule is the same one
     vs_ort("LpNormalization", [3, 4], {"axis": 0, "p": 1}, max(opset, 7), rnd([3, 4]))
     res = infer_node("LpNormalization", [ts("float", ["N", "D"])], {"p": 3}, opset=opset)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and rule_ids(res) == {"lpnormalization.p"}
 
 
 @pytest.mark.parametrize("src,to", [("float", TensorProto.INT32), ("int64", TensorProto.DOUBLE),
@@ -106,7 +110,7 @@ def test_bitcast_same_width(src, to):
 def test_bitcast_different_width_fails():
     # ONNX 1.23: the target type must have the same bit width; onnxruntime refuses it too
     res = infer_node("BitCast", [ts("float", ["N", 4])], {"to": TensorProto.INT64}, opset=26)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and rule_ids(res) == {"bitcast.to"}
     with pytest.raises(Exception):
         run_onnxruntime(node_model("BitCast", [ts("float", [2, 4])], {"to": TensorProto.INT64}, opset=26),
                         {"x0": rnd([2, 4])})
@@ -127,7 +131,7 @@ def test_random_shape(op, shape):
     res = infer_node(op, [], {"shape": shape}, opset=22)
     truth = run_onnxruntime(node_model(op, [], {"shape": shape}, opset=13), {})[0]
     assert exprs(res, "y0") == truth.shape and int(res.dtype("y0")) == TensorProto.FLOAT
-    assert not failed(res)
+    assert not refused(res) and not unchecked(res)
 
 
 @pytest.mark.parametrize("shape,k", [([3, 4], 5), ([1, 1], 1), ([2, 1], 3)])
@@ -181,7 +185,8 @@ def test_string_normalizer(shape, stop):
 
 
 @pytest.mark.parametrize("shape,attrs", [([2], {"delimiter": ","}), ([3, 2], {"delimiter": ",", "maxsplit": 1}),
-                                         ([0, 3], {}), ([1], {}), ([4], {"maxsplit": 0})])
+                                         ([0, 3], {}), ([1], {}), ([4], {"maxsplit": 0}),
+                                         ([2], {"maxsplit": -1})])   # negative: no limit (onnxruntime)
 def test_string_split(shape, attrs):
     res = infer_node("StringSplit", [sts(names(shape))], attrs, opset=20, n_outputs=2)
     truth = run_onnxruntime(node_model("StringSplit", [sts(shape)], attrs, opset=20, n_outputs=2),
@@ -191,7 +196,7 @@ def test_string_split(shape, attrs):
     assert res.evaluate(bind)["y1"] == truth[1].shape and all(d.exactness is Exactness.EXACT for d in z)
     assert res.evaluate(bind)["y0"][:-1] == truth[0].shape[:-1]
     last = y[-1]
-    if "maxsplit" in attrs:
+    if attrs.get("maxsplit", -1) >= 0:
         assert last.exactness is Exactness.UPPER_BOUND and last.bound == attrs["maxsplit"] + 1
         assert truth[0].shape[-1] <= last.bound
     else:
@@ -255,7 +260,7 @@ def test_loss_constraints():
     res = infer_node("NegativeLogLikelihoodLoss", [ts("float", [4, 3]), ts("int64", [5])], opset=22)
     assert res.conflicts and "node" in res.conflicts[0].nodes
     res = infer_node("NegativeLogLikelihoodLoss", [ts("float", [4, 3]), ts("int64", [4])], {"reduction": "max"})
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and rule_ids(res) == {"nllloss.reduction"}
 
 
 # ------------------------------------------------------------ ai.onnx.preview.training
@@ -298,7 +303,7 @@ def test_optimizer_constraints():
     assert exprs(res, "o0") == (4, 5) and exprs(res, "o1") == (4, 5) and exprs(res, "o2") == (4, 5)
     assert res.prove("A == 4 and D == 5").name == "PROVEN"
     res = smtshape.analyze(training_model("Adagrad", [[3], [3]], 2))       # 2 tensors: not a multiple of 3
-    assert res.shape("o0") is None and failed(res)
+    assert res.shape("o0") is None and rule_ids(res) == {"adagrad.arity"}
 
 
 def test_gradient():
@@ -315,7 +320,7 @@ def test_gradient():
                                                                                         None)])
     m2 = helper.make_model(g2, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid(TRAINING, 1)])
     res = smtshape.analyze(m2)
-    assert res.shape("dW") is None and failed(res)
+    assert res.shape("dW") is None and rule_ids(res) == {"gradient.arity"}
 
 
 # ------------------------------------------------------------ a property over the losses
@@ -331,3 +336,80 @@ def test_property_sce_vs_onnxruntime(x, reduction):
                             {"x0": rnd(x), "x1": np.zeros(t, np.int64)})
     assert [got["y0"], got["y1"]] == [o.shape for o in truth]
 
+
+
+# ------------------------------------------------------------ violated preconditions
+def _f(*shape):
+    return ts("float", list(shape))
+
+
+def _run_refused(op, inputs, attrs, opset, feeds):
+    """onnxruntime refuses the node (load or run)."""
+    with pytest.raises(Exception):
+        run_onnxruntime(node_model(op, inputs, attrs, opset=opset), feeds)
+
+
+TFIDF_OK = {"mode": "TF", "min_gram_length": 1, "max_gram_length": 1, "max_skip_count": 0, "ngram_counts": [0],
+            "ngram_indexes": [0, 1], "pool_int64s": [1, 2]}
+X14 = {"x0": np.ones((1, 4), np.int64)}
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,feeds", [
+    ("EyeLike", [_f(2, 3)], {"dtype": TensorProto.STRING}, 9, "eyelike.dtype", None),
+    ("Multinomial", [_f(2, 3)], {"dtype": TensorProto.FLOAT}, 7, "multinomial.dtype", {"x0": rnd([2, 3])}),
+    ("Multinomial", [_f(2, 3)], {"sample_size": -1}, 7, "multinomial.sample_size", {"x0": rnd([2, 3])}),
+    ("Multinomial", [_f(2, 3, 4)], {}, 7, "multinomial.rank", {"x0": rnd([2, 3, 4])}),
+    ("RandomNormal", [], {"shape": [2, -1]}, 13, "randomnormal.shape", {}),
+    ("RandomUniform", [], {"shape": [2], "dtype": TensorProto.INT32}, 13, "randomuniform.dtype", {}),
+    ("LpNormalization", [_f(2, 3)], {"p": 3}, 7, "lpnormalization.p", {"x0": rnd([2, 3])}),
+    ("Det", [_f(3)], {}, 11, "det.rank", {"x0": rnd([3])}),
+    ("StringNormalizer", [sts([2, 3])], {}, 10, "stringnormalizer.shape", None),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "mode": "XX"}, 9, "tfidfvectorizer.mode", X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {k: v for k, v in TFIDF_OK.items() if k != "pool_int64s"}, 9,
+     "tfidfvectorizer.pool", X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "mode": "TFIDF", "weights": [1.0]}, 9,
+     "tfidfvectorizer.weights", X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "min_gram_length": 0}, 9, "tfidfvectorizer.gram_length",
+     X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "min_gram_length": 2}, 9, "tfidfvectorizer.gram_length",
+     X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "max_skip_count": -1}, 9,
+     "tfidfvectorizer.max_skip_count", X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 4])], {**TFIDF_OK, "ngram_indexes": [0, -1]}, 9,
+     "tfidfvectorizer.ngram_indexes", X14),
+    ("TfIdfVectorizer", [ts("int64", [1, 1, 4])], TFIDF_OK, 9, "tfidfvectorizer.rank",
+     {"x0": np.ones((1, 1, 4), np.int64)}),
+    ("NegativeLogLikelihoodLoss", [_f(4), ts("int64", [4])], {}, 13, "nllloss.rank",
+     {"x0": rnd([4]), "x1": np.zeros(4, np.int64)}),
+    ("SoftmaxCrossEntropyLoss", [_f(4, 3), ts("int64", [4, 1])], {}, 13, "softmaxcrossentropy.rank",
+     {"x0": rnd([4, 3]), "x1": np.zeros((4, 1), np.int64)}),
+    ("SoftmaxCrossEntropyLoss", [_f(4, 3), ts("int64", [4]), _f(3, 1)], {}, 13, "softmaxcrossentropy.rank",
+     {"x0": rnd([4, 3]), "x1": np.zeros(4, np.int64), "x2": rnd([3, 1])}),
+])
+def test_violated_preconditions_are_conflicts(op, inputs, attrs, opset, rule, feeds):
+    res = infer_node(op, inputs, attrs, opset=opset)
+    assert refused(res) and rule_ids(res) == {rule} and not unchecked(res)
+    if feeds is not None:
+        _run_refused(op, inputs, attrs, opset, feeds)
+
+
+def test_optimizer_r_and_t_must_be_scalars():
+    m = training_model("Adagrad", [[3], [3], [3]], 2)
+    m.graph.input[0].type.tensor_type.shape.dim.add().dim_value = 2
+    res = smtshape.analyze(m)
+    assert refused(res) and rule_ids(res) == {"adagrad.scalar"}
+
+
+def test_bernoulli_string_dtype_is_outside_its_type_constraint():
+    """Bernoulli's T2 has no string: a conflict (onnxruntime happens to run it)."""
+    res = infer_node("Bernoulli", [_f(2, 3)], {"dtype": TensorProto.STRING}, opset=15)
+    assert refused(res) and rule_ids(res) == {"bernoulli.dtype"}
+
+
+def test_enumerated_attributes_outside_their_values_are_conflicts():
+    res = infer_node("StringNormalizer", [sts([2])], {"case_change_action": "TITLE"}, opset=10)
+    assert rule_ids(res) == {"stringnormalizer.case_change_action"}
+    _run_refused("StringNormalizer", [sts([2])], {"case_change_action": "TITLE"}, 10,
+                 {"x0": np.array(["a", "b"], dtype=object)})
+    m = training_model("Momentum", [[3], [3], [3]], 2, {**MOMENTUM, "mode": "heavy"})
+    assert rule_ids(smtshape.analyze(m)) == {"momentum.mode"}

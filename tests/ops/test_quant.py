@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from smtshape import analyze
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 
 
@@ -17,7 +17,7 @@ def fx(*shape):
 def run_check(op, inputs, attrs, feeds, opset, bind):
     m = node_model(op, inputs, attrs, opset=opset, n_outputs=3 if op == "DynamicQuantizeLinear" else 1)
     res = analyze(m)
-    assert not res.conflicts and not failed(res)
+    assert not refused(res) and not unchecked(res)
     got = run_onnxruntime(m, feeds)
     ev = res.evaluate(bind)
     for k, a in enumerate(got):
@@ -112,9 +112,52 @@ def test_blocked_wrong_scale_is_conflict():
     assert res.conflicts
 
 
-def test_rank2_scale_without_block_size_fails_node():
-    res = infer_node("DequantizeLinear", [ts("uint8", [4, 6]), fx(2, 6)], {"axis": 0}, opset=21)
-    assert failed(res) and res.shape("y0") is None
+def rule_ids(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints if c.provenance.node}
+
+
+def test_rank2_scale_without_block_size_is_a_conflict():
+    m = node_model("DequantizeLinear", [ts("uint8", [4, 6]), fx(2, 6)], {"axis": 0}, opset=21)
+    res = analyze(m)
+    assert refused(res) and rule_ids(res) == {"dequantizelinear.scale"} and res.shape("y0") is None
+    assert _ort_accepts(m, {"x0": np.zeros((4, 6), np.uint8)}) is None
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule", [
+    # "If both output_dtype and y_zero_point are specified, output_dtype must be T3" (ONNX's
+    # test_quantizelinear_zp_output_dtype_conflicted)
+    ("QuantizeLinear", [ts("float", [2, 3]), np.float32(0.5), np.zeros((), np.uint16)], {"output_dtype": 22}, 25,
+     "quantizelinear.output_dtype"),
+    ("QuantizeLinear", [ts("float", [2, 3]), np.float32(0.5), np.zeros((), np.uint8)], {"output_dtype": 3}, 21,
+     "quantizelinear.output_dtype"),
+    # an output_dtype outside the output's type constraint
+    ("QuantizeLinear", [ts("float", [2, 3]), np.float32(0.5)], {"output_dtype": 1}, 21, "quantizelinear.output_dtype"),
+    ("DequantizeLinear", [ts("int8", [2, 3]), np.float32(0.5)], {"output_dtype": 6}, 23,
+     "dequantizelinear.output_dtype"),
+    ("QuantizeLinear", [ts("float", [2, 3]), np.float32(0.5)], {"block_size": -1}, 21, "quantizelinear.block_size"),
+    ("DequantizeLinear", [ts("int8", [2, 4]), fx(4)], {"axis": 1, "block_size": 2}, 21, "dequantizelinear.block"),
+    ("DequantizeLinear", [ts("int8", [2, 3]), fx(3), np.zeros((1, 3), np.int8)], {"axis": 1}, 13,
+     "dequantizelinear.zero_point"),
+])
+def test_violated_preconditions_are_conflicts(op, inputs, attrs, opset, rule):
+    m = node_model(op, inputs, attrs, opset=opset)
+    res = analyze(m)
+    assert refused(res) and rule_ids(res) == {rule} and not unchecked(res)
+    x = np.ones((2, 3) if rule != "dequantizelinear.block" else (2, 4), np.float32 if op == "QuantizeLinear" else
+                np.int8)
+    assert _ort_accepts(m, {"x0": x}) is None        # onnxruntime refuses each
+
+
+def test_dequantize_output_dtype_from_opset_23():
+    res = infer_node("DequantizeLinear", [ts("int8", [2]), np.float32(1.0)], {"output_dtype": 10}, opset=23)
+    assert res.dtype("y0") == ir.DataType.FLOAT16 and not refused(res)
+
+
+def test_zero_point_of_unknown_type_leaves_the_output_type_unknown():
+    m = node_model("QuantizeLinear", [ts("float", [2]), np.float32(1.0), ts("int8", [])], {}, opset=13)
+    m.graph.input[1].type.tensor_type.elem_type = 0
+    res = analyze(m)
+    assert res.dtype("y0") != ir.DataType.UINT8
 
 
 def test_output_dtypes():
@@ -182,7 +225,7 @@ SCALE_SHAPES = [(), (1,), (3,), (2,), (1, 1)]
 def test_scale_zero_point_shapes_exactly_as_onnxruntime(op, opset):
     """A per-tensor scale and zero point may each be a scalar or a one-element 1-D tensor,
     independently; per-axis ones are 1-D of x's axis length, both.  smtshape calls a node
-    inconsistent (conflict or failed rule) exactly when onnxruntime refuses to run it."""
+    refused (a conflict, never an unchecked node) exactly when onnxruntime refuses to run it."""
     xt, xnp = ("float", np.float32) if op == "QuantizeLinear" else ("int8", np.int8)
     disagree, seen = [], set()
     for xshape in [(2, 3), (2, 1), (4,)]:
@@ -195,7 +238,8 @@ def test_scale_zero_point_shapes_exactly_as_onnxruntime(op, opset):
                 truth = _ort_accepts(m, {"x0": np.ones(xshape, xnp)})
                 seen.add(truth is not None)
                 res = analyze(m)
-                ours = not res.conflicts and not failed(res)
+                assert not unchecked(res)
+                ours = not refused(res)
                 if ours != (truth is not None) or (ours and res.evaluate({})["y0"] != truth):
                     disagree.append((xshape, ss, zs, "ort", truth, "smtshape", ours))
     assert not disagree, disagree
@@ -209,7 +253,7 @@ def test_one_element_scale_with_scalar_zero_point_albert_bias(opset):
     inputs = [ts("int32", ["N"]), np.full((1,), 0.02, np.float32), np.zeros((), np.int32)]
     m = node_model("DequantizeLinear", inputs, {}, opset=opset)
     res = analyze(m)
-    assert not res.conflicts and not failed(res) and not res.specializations
+    assert not refused(res) and not unchecked(res) and not res.specializations
     assert exprs(res, "y0") == ("N",)
     for n in (16, 1, 0):
         got = run_onnxruntime(m, {"x0": np.arange(n, dtype=np.int32)})[0]
@@ -218,13 +262,13 @@ def test_one_element_scale_with_scalar_zero_point_albert_bias(opset):
     for s, z in [((), (1,)), ((1,), (1,))]:
         res = infer_node("DequantizeLinear", [ts("int32", ["N"]), np.full(s, 0.02, np.float32),
                                               np.zeros(z, np.int32)], opset=opset)
-        assert not res.conflicts and not failed(res) and exprs(res, "y0") == ("N",)
+        assert not refused(res) and not unchecked(res) and exprs(res, "y0") == ("N",)
 
 
 def test_per_axis_scale_with_scalar_zero_point_is_conflict():
     """onnxruntime: 'For per axis quantization, x_zero_point must be null or 1D tensor with size C'."""
     res = infer_node("DequantizeLinear", [ts("int8", ["N", "C"]), fx(3), np.int8(0)], {"axis": 1}, opset=13)
-    assert res.conflicts or failed(res)
+    assert refused(res)
     res = infer_node("DequantizeLinear", [ts("int8", ["N", "C"]), ts("float", ["S"]), np.int8(0)], {"axis": 1},
                      opset=13)
     assert not res.conflicts and res.prove("S == 1").name == "PROVEN"
@@ -246,7 +290,8 @@ def test_blocked_scale_zero_point_shapes_exactly_as_onnxruntime(op, opset):
             truth = _ort_accepts(m, {"x0": np.ones((2, 4), xnp)})
             seen.add(truth is not None)
             res = analyze(m)
-            ours = not res.conflicts and not failed(res)
+            assert not unchecked(res)
+            ours = not refused(res)
             if ours != (truth is not None) or (ours and res.evaluate({})["y0"] != truth):
                 disagree.append((ss, zs, "ort", truth, "smtshape", ours))
     assert not disagree, disagree

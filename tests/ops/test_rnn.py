@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 from onnx.reference import ReferenceEvaluator
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 G = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
@@ -44,7 +44,7 @@ def build(op, seq, batch, inp, hs, nd, layout=0, extras=(), opset=22, n_outputs=
 def check(m, feeds, bind, runner="ort"):
     from smtshape import analyze
     res = analyze(m)
-    assert not res.conflicts and not failed(res)
+    assert not refused(res) and not unchecked(res)
     if runner == "ort":
         got = run_onnxruntime(m, feeds)
     else:
@@ -89,7 +89,7 @@ def test_opset1_gru_default_direction_typo():
     del m.graph.node[0].attribute[1]        # direction: the opset-1 default 'foward'
     from smtshape import analyze
     res = analyze(m)
-    assert exprs(res, "y0") == (3, 1, 2, 5) and not failed(res)
+    assert exprs(res, "y0") == (3, 1, 2, 5) and not refused(res) and not unchecked(res)
 
 
 def test_lstm_w_not_fitting_input_size_is_conflict():
@@ -145,12 +145,63 @@ def test_hidden_size_from_r_when_attribute_missing():
     assert out[0].shape == (2, 1, 3, 5)
 
 
-def test_bad_direction_and_rank_fail_node():
-    res = infer_node("RNN", [ts("float", [2, 2, 2]), rnd(1, 3, 2), rnd(1, 3, 3)],
-                     {"hidden_size": 3, "direction": "sideways"}, opset=14)
-    assert failed(res) and res.shape("y0") is None
-    res = infer_node("RNN", [ts("float", [2, 2]), rnd(1, 3, 2), rnd(1, 3, 3)], {"hidden_size": 3}, opset=14)
-    assert failed(res)
+def rule_ids(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints if c.provenance.node}
+
+
+W = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+
+@pytest.mark.parametrize("op,x,attrs,opset,rule", [
+    ("RNN", [2, 2, 2], {"direction": "sideways"}, 14, "rnn.direction"),
+    ("RNN", [2, 2], {}, 14, "rnn.rank"),
+    ("GRU", [2, 2], {}, 6, "gru.rank"),          # ONNX: "First input tensor must have rank 3" (opsets 1-6)
+    ("LSTM", [2, 2], {}, 6, "lstm.rank"),
+    ("RNN", [2, 2, 2], {"layout": 2}, 14, "rnn.layout"),
+    ("LSTM", [2, 2, 2], {"activations": ["Sigmoid", "Tanh"]}, 14, "lstm.activations"),
+    ("GRU", [2, 2, 2], {"activations": ["Sigmoid", "Tanh"], "direction": "bidirectional"}, 14, "gru.activations"),
+    ("RNN", [2, 2, 2], {"activations": ["Foo"]}, 14, "rnn.activations"),
+    ("RNN", [2, 2, 2], {"activations": ["Tanh"] * 3, "direction": "bidirectional"}, 14, "rnn.activations"),
+])
+def test_violated_preconditions_are_conflicts(op, x, attrs, opset, rule):
+    nd = 2 if attrs.get("direction") == "bidirectional" else 1
+    ins = [ts("float", x), rnd(nd, W[op] * 3, 2), rnd(nd, W[op] * 3, 3)]
+    m = node_model(op, ins, {"hidden_size": 3, **attrs}, opset=opset)
+    from smtshape import analyze
+    res = analyze(m)
+    assert refused(res) and rule_ids(res) == {rule} and res.shape("y0") is None
+    if rule.endswith(".activations") or rule.endswith(".layout") or rule.endswith(".direction"):
+        with pytest.raises(Exception):           # onnxruntime refuses the same node
+            run_onnxruntime(m, {"x0": rnd(*x)})
+
+
+def test_hidden_size_not_positive_is_a_conflict():
+    res = infer_node("RNN", [ts("float", [2, 2, 2]), rnd(1, 3, 2), rnd(1, 3, 3)], {"hidden_size": 0}, opset=14)
+    assert refused(res) and rule_ids(res) == {"rnn.hidden_size"}
+
+
+def test_forward_rnn_with_two_activations_runs():
+    """onnxruntime and the reference run a forward RNN listing two activations (RNN-1's
+    default listed two): no conflict."""
+    m = node_model("RNN", [ts("float", [2, 3, 4]), rnd(1, 5, 4), rnd(1, 5, 5)],
+                   {"hidden_size": 5, "activations": ["Tanh", "Tanh"]}, opset=14)
+    from smtshape import analyze
+    res = analyze(m)
+    assert not refused(res) and not unchecked(res)
+    assert run_onnxruntime(m, {"x0": rnd(2, 3, 4)})[0].shape == (2, 1, 3, 5)
+
+
+def test_bidirectional_with_one_direction_of_weights_is_a_conflict():
+    """ONNX's test_rnn_layout (bidirectional, W of 1 direction) expects a valid model; the
+    spec gives W [num_directions, hidden, input], and onnxruntime and the reference evaluator
+    both refuse it: a conflict (judged: ONNX's test is wrong)."""
+    m = node_model("RNN", [ts("float", [32, 64, 10]), rnd(1, 4, 10), rnd(1, 4, 4)],
+                   {"hidden_size": 4, "layout": 1, "direction": "bidirectional"}, opset=14, n_outputs=2)
+    from smtshape import analyze
+    res = analyze(m)
+    assert refused(res) and rule_ids(res) == {"rnn.W", "rnn.R"}
+    with pytest.raises(Exception):
+        ReferenceEvaluator(m).run(None, {"x0": rnd(32, 64, 10)})
 
 
 @settings(max_examples=12, deadline=None)
