@@ -4,6 +4,14 @@ MelWeightMatrix.
 Sizes read from runtime tensors (``dft_length``, a window's ``size``,
 ``frame_step``...) come from the input's known value; when the value is not
 known the dim is a data symbol, never a guess.
+
+Preconditions (the spec and ONNX's inference): a DFT signal of rank >= 2 whose
+last dim is 1 (real) or 2 (complex), 1 for a one-sided forward DFT and 2 for a
+one-sided inverse one; the DFT axis in [-r, -2] or [0, r - 2]; dft_length
+positive; STFT's signal of rank 2 or 3 (last dim 1 or 2), a 1-D window as long
+as frame_length, frame_step positive, a frame no longer than the signal.
+(A 1-element dft_length / frame_step of shape [1] is read as the scalar,
+as onnxruntime does.)
 """
 from __future__ import annotations
 
@@ -17,10 +25,11 @@ from ..registry import register
 
 def scalar(ctx, i, what):
     """The element of a scalar (or 1-element) input ``i`` when known, else None.
-    Fails when the input is not a scalar."""
+    A conflict when the input is not a scalar."""
     s = ctx.shape(i)
     if s is not None and not (len(s) == 0 or (len(s) == 1 and s[0] == 1)):
-        ctx.fail(f"{what} must be a scalar, has shape ({', '.join(show(d) for d in s)})")
+        ctx.invalid(f"{ctx.op_type.lower()}.{what}", f"{ctx.op_type} {what} has shape "
+                    f"({', '.join(show(d) for d in s)}): it must be a scalar", f"give {what} as a scalar")
     v = ctx.value(i)
     if v is None or len(v) != 1 or v[0] is None or isinstance(v[0], bool):
         return None
@@ -38,21 +47,30 @@ def size_input(ctx, i, what, hint):
         return ctx.data_symbol(hint, message=f"{what} (input {i}) is known only at run time")
     if isinstance(n, int):
         if n < 0:
-            ctx.fail(f"{what} is negative ({n})")
+            ctx.invalid(f"{ctx.op_type.lower()}.{what}", f"{ctx.op_type} {what} is {n}: a size must not be negative",
+                        f"give {what} a non-negative value")
         return n
     ctx.require(ge(n, 0), f"{ctx.op_type.lower()}.size", f"{what} {show(n)} must be >= 0")
     return n
 
 
-def _complex_last(ctx, x, rule):
-    """The last dim of a signal holds (real) or (real, imaginary): 1 or 2."""
+def _complex_last(ctx, x, rule, need=None, why=""):
+    """The last dim of a signal holds (real) or (real, imaginary): 1 or 2 (``need``: only
+    that one, ``why`` says which mode asks for it)."""
     last = x[-1]
+    allowed = (1, 2) if need is None else (need,)
     if isinstance(last, int):
-        if last not in (1, 2):
-            ctx.fail(f"the last dim of the signal must be 1 (real) or 2 (complex), is {last}")
+        if last not in allowed:
+            want = "1 (real) or 2 (complex)" if need is None else f"{need} ({'real' if need == 1 else 'complex'})"
+            ctx.invalid(rule, f"{ctx.op_type} signal has last dim {last}: it must be {want}{why}",
+                        f"give the signal a last dim of {want.split(' ')[0]}" if need else
+                        "give the signal a last dim of 1 (real) or 2 (complex)")
         return
-    ctx.require(any_of(eq(last, 1), eq(last, 2)), rule,
-                f"the last dim of the signal ({show(last)}) must be 1 (real) or 2 (complex)")
+    if need is None:
+        ctx.require(any_of(eq(last, 1), eq(last, 2)), rule,
+                    f"the last dim of the signal ({show(last)}) must be 1 (real) or 2 (complex)")
+    else:
+        ctx.require(eq(last, need), rule, f"the last dim of the signal ({show(last)}) must be {need}{why}")
 
 
 # ------------------------------------------------------------ DFT
@@ -67,15 +85,20 @@ def _dft(ctx, axis):
         return
     r = len(x)
     if r < 2:
-        ctx.fail(f"the signal must have rank >= 2 (..., 1 or 2), has rank {r}")
-    _complex_last(ctx, x, "dft.complex_dim")
+        ctx.invalid("dft.rank", f"DFT signal has rank {r}: it needs rank >= 2 (signal axes, then 1 or 2)",
+                    "give the signal a last axis of 1 (real) or 2 (complex)")
+    if onesided:
+        _complex_last(ctx, x, "dft.complex_dim", 2 if inverse else 1,
+                      " for a one-sided inverse DFT" if inverse else " for a one-sided DFT")
+    else:
+        _complex_last(ctx, x, "dft.complex_dim")
     n = None
     if ctx.has_input(1):
         n = scalar(ctx, 1, "dft_length")
         if n is None:
             n = ctx.data_symbol("dft_length", message="DFT dft_length is known only at run time")
         elif isinstance(n, int) and n < 1:
-            ctx.fail(f"dft_length must be positive, is {n}")
+            ctx.invalid("dft.dft_length", f"DFT dft_length {n} must be positive", "give dft_length a positive value")
         else:
             ctx.require(gt(n, 0), "dft.length", f"dft_length {show(n)} must be positive")
     if axis is None:
@@ -90,7 +113,8 @@ def _dft(ctx, axis):
             ctx.set_output(0, tuple(ctx.unknown_dim("dft_dim") for _ in x[:-1]) + (last,), dtype)
         return
     if not (-r <= axis <= -2 or 0 <= axis <= r - 2):
-        ctx.fail(f"axis {axis} is out of range [-{r}, -2] U [0, {r - 2}] for rank {r}")
+        ctx.invalid("dft.axis", f"DFT axis {axis} is out of range [-{r}, -2] U [0, {r - 2}] for a signal of rank {r} "
+                    "(the last axis holds the real and imaginary parts)", f"give an axis in [-{r}, -2] or [0, {r - 2}]")
     a = axis + r if axis < 0 else axis
     d = x[a]
     if n is None:
@@ -141,7 +165,8 @@ def _dft_any_axis(ctx, x, n, onesided, inverse, last):
         o[-1] = last
         cands.append(o)
     if not cands:
-        ctx.fail(f"no axis of {list(x)} can take a one-sided inverse DFT")
+        ctx.invalid("dft.irfft_length", f"DFT: no axis of the signal {list(x)} has a size >= 1, which a one-sided "
+                    "inverse DFT needs", "give the signal a non-empty axis")
     out = []
     for j in range(len(x)):
         col = {c[j] for c in cands}
@@ -161,13 +186,15 @@ def stft(ctx):
     dtype = ctx.dtype(0)
     onesided = int(ctx.attr("onesided", 1))
     if x is not None:
-        if len(x) != 3:
-            ctx.fail(f"the signal must have rank 3 [batch, length, 1 or 2], has rank {len(x)}")
-        _complex_last(ctx, x, "stft.complex_dim")
+        if len(x) not in (2, 3):
+            ctx.invalid("stft.rank", f"STFT signal has rank {len(x)}: it must be [batch, length] or [batch, length, "
+                        "1 or 2]", "give the signal the shape [batch, length, 1] (real) or [batch, length, 2]")
+        if len(x) == 3:
+            _complex_last(ctx, x, "stft.complex_dim")
     step = scalar(ctx, 1, "frame_step")
     w = ctx.shape(2) if ctx.has_input(2) else None
     if w is not None and len(w) != 1:
-        ctx.fail(f"window must be 1-D, has rank {len(w)}")
+        ctx.invalid("stft.window", f"STFT window has rank {len(w)}: it must be 1-D", "give the window as a 1-D tensor")
     fl = None
     if ctx.has_input(3):
         fl = size_input(ctx, 3, "frame_length", "frame_length")
@@ -190,7 +217,8 @@ def stft(ctx):
                     f"signal length {show(length)} must be >= frame_length {show(fl)}")
         if isinstance(step, int):
             if step <= 0:
-                ctx.fail(f"frame_step must be positive, is {step}")
+                ctx.invalid("stft.frame_step", f"STFT frame_step {step} must be positive",
+                            "give frame_step a positive value")
             frames = E.add(E.floordiv(E.sub(length, fl), step), 1)
         elif step is not None:
             ctx.require(gt(step, 0), "stft.step", f"frame_step {show(step)} must be positive")

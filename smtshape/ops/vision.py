@@ -5,6 +5,11 @@ Output sizes read from runtime tensors (AffineGrid's ``size``, Col2Im's
 ``image_shape``, CenterCropPad's ``shape``) come from the input's known value;
 an unknown element is a data symbol.  A decoded image's height and width are
 data symbols.
+
+DeformConv's output size is ``1 + trunc((H + pads - dk) / stride)`` (int64
+division, as onnxruntime and ONNX's inference compute it: a kernel larger than
+the padded input gives 0 or 1), at least 0; Col2Im's padded image must hold
+the dilated block (onnxruntime refuses it otherwise).
 """
 from __future__ import annotations
 
@@ -15,7 +20,12 @@ from ..constraints import eq, ge
 from ..printing import show
 from ..registry import register
 from .common import norm_axes, unify
-from .conv import _ints, kernel_dims
+from .conv import _ints, kernel_dims, trunc_window
+
+
+def _str(ctx, name, default):
+    v = ctx.attr(name, default)
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def _shape_str(s):
@@ -25,7 +35,9 @@ def _shape_str(s):
 def _rank_is(ctx, i, r, what):
     s = ctx.shape(i)
     if s is not None and len(s) != r:
-        ctx.fail(f"{what} must have rank {r}, has shape {_shape_str(s)}")
+        ctx.invalid(f"{ctx.op_type.lower()}.rank",
+                    f"{ctx.op_type} {what} has shape {_shape_str(s)}: it must have rank {r}",
+                    f"give {what} rank {r}")
     return s
 
 
@@ -37,7 +49,8 @@ def _vector(ctx, i, what, length=None):
     or None when even the length is unknown."""
     s = ctx.shape(i)
     if s is not None and len(s) != 1:
-        ctx.fail(f"{what} must be 1-D, has shape {_shape_str(s)}")
+        ctx.invalid(f"{ctx.op_type.lower()}.{what}", f"{ctx.op_type} {what} has shape {_shape_str(s)}: it must be 1-D",
+                    f"give {what} as a 1-D tensor")
     v = ctx.value(i)
     if v is not None:
         out = []
@@ -53,31 +66,42 @@ def _vector(ctx, i, what, length=None):
     return None     # (a longer one is no rank: not that many data symbols)
 
 
-def _windows(ctx, sizes, kernel, rule):
+def _windows(ctx, sizes, kernel, rule, trunc=False):
     """Sliding-window counts per spatial axis (``strides``, ``dilations``, ``pads`` attributes):
     floor((size + pad_begin + pad_end - (dilation * (k - 1) + 1)) / stride) + 1, with the padded
-    size required to hold the dilated kernel."""
+    size required to hold the dilated kernel; ``trunc``: DeformConv's count, 1 + trunc(that
+    difference / stride), only required not to be negative."""
     n = len(sizes)
-    strides = _ints(ctx, "strides", n, 1, 1)
-    dil = _ints(ctx, "dilations", n, 1, 1)
-    pads = _ints(ctx, "pads", 2 * n, 0, 0)
+    fam = rule.split(".")[0]
+    strides = _ints(ctx, "strides", n, 1, 1, fam)
+    dil = _ints(ctx, "dilations", n, 1, 1, fam)
+    pads = _ints(ctx, "pads", 2 * n, 0, 0, fam, axes=n)
     out = []
     for i, (h, k) in enumerate(zip(sizes, kernel)):
         dk = E.add(E.mul(E.sub(k, 1), dil[i]), 1)
         padded = E.add(h, pads[i] + pads[n + i])
+        if trunc:
+            out.append(trunc_window(ctx, i, E.sub(padded, dk), strides[i], rule))
+            continue
+        if isinstance(padded, int) and isinstance(dk, int) and padded < dk:
+            ctx.invalid(rule, f"{ctx.op_type} spatial axis {i}: the padded size {padded} is smaller than the dilated "
+                        f"kernel {dk}", "pad the image or use a smaller block or dilation")
         ctx.require(ge(padded, dk), rule,
                     f"spatial axis {i}: the padded size {show(padded)} must be at least the dilated kernel {show(dk)}")
         out.append(E.add(E.floordiv(E.sub(padded, dk), strides[i]), 1))
     return out
 
 
-def _nonneg(ctx, xs, what):
+def _nonneg(ctx, xs, what, least=0):
     for k, x in enumerate(xs):
         if isinstance(x, int):
-            if x < 0:
-                ctx.fail(f"{what}[{k}] is negative ({x})")
+            if x < least:
+                ctx.invalid(f"{ctx.op_type.lower()}.{what}", f"{ctx.op_type} {what}[{k}] is {x}: it must be "
+                            f"{'positive' if least else 'non-negative'}",
+                            f"give {what} {'positive' if least else 'non-negative'} values")
         else:
-            ctx.require(ge(x, 0), f"{ctx.op_type.lower()}.nonneg", f"{what}[{k}] = {show(x)} must be >= 0")
+            ctx.require(ge(x, least), f"{ctx.op_type.lower()}.{what}",
+                        f"{ctx.op_type} {what}[{k}] = {show(x)} must be >= {least}")
 
 
 # ------------------------------------------------------------ GridSample
@@ -85,15 +109,27 @@ def _grid_sample(ctx, nd: bool):
     ctx.check_inputs(2, 2)
     x, g = ctx.shape(0), ctx.shape(1)
     dtype = ctx.dtype(0)
+    modes = ("linear", "nearest", "cubic") if nd else ("bilinear", "nearest", "bicubic")
+    mode = _str(ctx, "mode", modes[0])
+    if mode not in modes:
+        ctx.invalid("gridsample.mode", f"GridSample-{ctx.opset or ''} mode '{mode}' is not one of "
+                    f"{', '.join(modes)}", f"set mode to {' / '.join(modes)}")
+    pm = _str(ctx, "padding_mode", "zeros")
+    if pm not in ("zeros", "border", "reflection"):
+        ctx.invalid("gridsample.padding_mode", f"GridSample padding_mode '{pm}' is not zeros, border or reflection",
+                    "set padding_mode to zeros, border or reflection")
     if not nd:
         x = _rank_is(ctx, 0, 4, "X")
         g = _rank_is(ctx, 1, 4, "grid")
     if x is not None and len(x) < 3:
-        ctx.fail(f"X must have rank >= 3 (N, C, spatial...), has rank {len(x)}")
+        ctx.invalid("gridsample.rank", f"GridSample X has rank {len(x)}: it needs rank >= 3 (N, C, spatial...)",
+                    "give X a batch, a channel and a spatial axis")
     if x is not None and g is not None and len(g) != len(x):
-        ctx.fail(f"grid has rank {len(g)} but X has rank {len(x)}")
+        ctx.invalid("gridsample.rank", f"GridSample grid has rank {len(g)} but X has rank {len(x)}: they must be "
+                    "equal", "give grid one axis per axis of X")
     if g is not None and len(g) < 3:
-        ctx.fail(f"grid must have rank >= 3, has rank {len(g)}")
+        ctx.invalid("gridsample.rank", f"GridSample grid has rank {len(g)}: it needs rank >= 3",
+                    "give grid a batch, a spatial axis and a coordinate axis")
     if x is None and g is None:
         ctx.set_output(0, None, dtype)
         return
@@ -134,7 +170,8 @@ def affine_grid(ctx):
     th = ctx.shape(0)
     dtype = ctx.dtype(0)
     if th is not None and len(th) != 3:
-        ctx.fail(f"theta must have rank 3, has shape {_shape_str(th)}")
+        ctx.invalid("affinegrid.theta", f"AffineGrid theta has shape {_shape_str(th)}: it must have rank 3 "
+                    "(N, 2, 3) or (N, 3, 4)", "give theta the shape (N, 2, 3) or (N, 3, 4)")
     size = _vector(ctx, 1, "size")
     if size is None:
         if th is not None and isinstance(th[1], int) and th[1] in (2, 3):
@@ -143,7 +180,8 @@ def affine_grid(ctx):
             ctx.set_output(0, None, dtype)
             return
     if len(size) not in (4, 5):
-        ctx.fail(f"size must have 4 (2-D) or 5 (3-D) elements, has {len(size)}")
+        ctx.invalid("affinegrid.size", f"AffineGrid size has {len(size)} elements: it must have 4 (N, C, H, W) or "
+                    "5 (N, C, D, H, W)", "give size 4 or 5 elements")
     nd = len(size) - 2
     _nonneg(ctx, size, "size")
     n = size[0]
@@ -170,8 +208,16 @@ def roi_align(ctx):
     rois = _rank_is(ctx, 1, 2, "rois")
     bi = _rank_is(ctx, 2, 1, "batch_indices")
     oh, ow = int(ctx.attr("output_height", 1)), int(ctx.attr("output_width", 1))
-    if oh < 1 or ow < 1:
-        ctx.fail(f"output_height and output_width must be positive, are {oh} and {ow}")
+    if oh < 0 or ow < 0:
+        ctx.invalid("roialign.output_size", f"RoiAlign output_height {oh} and output_width {ow} must not be negative",
+                    "give output_height and output_width non-negative values")
+    sr = int(ctx.attr("sampling_ratio", 0))
+    if sr < 0:
+        ctx.invalid("roialign.sampling_ratio", f"RoiAlign sampling_ratio {sr} must not be negative (0 means "
+                    "adaptive)", "set sampling_ratio to 0 or more")
+    mode = _str(ctx, "mode", "avg")
+    if mode not in ("avg", "max"):
+        ctx.invalid("roialign.mode", f"RoiAlign mode '{mode}' is not avg or max", "set mode to avg or max")
     r = None
     if rois is not None:
         ctx.equal(rois[1], 4, "roialign.rois", f"rois.shape[1] = {show(rois[1])} must be 4 (x1, y1, x2, y2)")
@@ -197,7 +243,8 @@ def max_roi_pool(ctx):
     ps = ctx.require_attr("pooled_shape")
     ps = [int(p) for p in ps]
     if len(ps) != 2 or any(p < 1 for p in ps):
-        ctx.fail(f"pooled_shape must be two positive ints, is {ps}")
+        ctx.invalid("maxroipool.pooled_shape", f"MaxRoiPool pooled_shape {ps} must be two positive values "
+                    "(height, width)", "give pooled_shape two positive values")
     r = ctx.unknown_dim("num_rois")
     if rois is not None:
         ctx.equal(rois[1], 5, "maxroipool.rois",
@@ -225,20 +272,17 @@ def col2im(ctx):
         ctx.set_output(0, None, dtype)
         return
     if blk is not None and len(blk) != len(img):
-        ctx.fail(f"image_shape has {len(img)} elements but block_shape has {len(blk)}")
+        ctx.invalid("col2im.block_shape", f"Col2Im image_shape has {len(img)} elements but block_shape has "
+                    f"{len(blk)}: one of each per spatial axis", "give image_shape and block_shape the same length")
     _nonneg(ctx, img, "image_shape")
     if x is None:
         n, c = ctx.unknown_dim("col2im_n"), ctx.unknown_dim("col2im_c")
     else:
         n, c = x[0], ctx.unknown_dim("col2im_c")
     if blk is not None:
-        _nonneg(ctx, blk, "block_shape")
+        _nonneg(ctx, blk, "block_shape", least=1)
         kprod = E.prod(blk)
         if x is not None:
-            if isinstance(kprod, int) and kprod == 0:
-                ctx.fail("block_shape has a zero element")
-            if not isinstance(kprod, int):
-                ctx.require(ge(kprod, 1), "col2im.block", f"the block size {show(kprod)} must be positive")
             ctx.require(eq(E.mod(x[1], kprod), 0), "col2im.channels",
                         f"input.shape[1] = {show(x[1])} must be a multiple of the block size {show(kprod)}")
             c = E.floordiv(x[1], kprod)
@@ -266,7 +310,8 @@ def center_crop_pad(ctx):
         target = [ctx.unknown_dim(f"shape_{k}") for k in range(len(axes))]
     s = ctx.shape(1)
     if len(target) != len(axes):
-        ctx.fail(f"shape has {len(target)} elements but there are {len(axes)} axes")
+        ctx.invalid("centercroppad.shape", f"CenterCropPad shape has {len(target)} elements but there are "
+                    f"{len(axes)} axes {axes}: one size per axis", f"give shape {len(axes)} elements")
     if s is not None:
         ctx.equal(s[0], len(axes), "centercroppad.shape",
                   f"shape has {show(s[0])} elements, one per axis in {axes}")
@@ -285,15 +330,21 @@ def deform_conv(ctx):
     xs, ws = ctx.shape(0), ctx.shape(1)
     dtype = ctx.dtype(0)
     if xs is not None and len(xs) < 3:
-        ctx.fail(f"X must have rank >= 3 (N, C, spatial...), has rank {len(xs)}")
+        ctx.invalid("deformconv.rank", f"DeformConv X has rank {len(xs)}: it needs rank >= 3 (N, C, spatial...)",
+                    "give X a batch, a channel and a spatial axis")
+    if ws is not None and len(ws) < 3:
+        ctx.invalid("deformconv.weight_rank", f"DeformConv W has rank {len(ws)}: it needs rank >= 3",
+                    "give W one kernel axis per spatial axis")
     if xs is not None and ws is not None and len(ws) != len(xs):
-        ctx.fail(f"W has rank {len(ws)} but X has rank {len(xs)}")
+        ctx.invalid("deformconv.weight_rank", f"DeformConv W has rank {len(ws)} but X has rank {len(xs)}: they must "
+                    "be equal", "give W one kernel axis per spatial axis of X")
     group = int(ctx.attr("group", 1))
     if group < 1:
-        ctx.fail(f"group must be >= 1, is {group}")
+        ctx.invalid("deformconv.group", f"DeformConv group {group} must be positive", "set group to 1 or more")
     og = int(ctx.attr("offset_group", 1))
     if og < 1:
-        ctx.fail(f"offset_group must be >= 1, is {og}")
+        ctx.invalid("deformconv.offset_group", f"DeformConv offset_group {og} must be positive",
+                    "set offset_group to 1 or more")
     if xs is None or ws is None:
         ctx.set_output(0, None, dtype)
         return
@@ -308,7 +359,7 @@ def deform_conv(ctx):
     if og != 1:
         ctx.require(eq(E.mod(xs[1], og), 0), "deformconv.offset_group",
                     f"input channels C = {show(xs[1])} must be divisible by offset_group {og}")
-    spatial = _windows(ctx, xs[2:], kernel, "deformconv.window")
+    spatial = _windows(ctx, xs[2:], kernel, "deformconv.output_size", trunc=True)
     n = xs[0]
     kprod = E.prod(kernel)
     for i, what, ch in ((2, "offset", E.mul(og * nsp, kprod)), (4, "mask", E.mul(og, kprod))):
@@ -318,7 +369,8 @@ def deform_conv(ctx):
         if s is None:
             continue
         if len(s) != len(xs):
-            ctx.fail(f"{what} has rank {len(s)}, X has rank {len(xs)}")
+            ctx.invalid(f"deformconv.{what}", f"DeformConv {what} has rank {len(s)} but X has rank {len(xs)}: they "
+                        "must be equal", f"give {what} the rank of X")
         n = unify(ctx, n, s[0], "deformconv.batch", f"batch: X has N = {show(xs[0])}, {what} has {show(s[0])}")
         ctx.equal(s[1], ch, f"deformconv.{what}",
                   f"{what}.shape[1] = {show(s[1])} must equal {show(ch)}")
@@ -330,7 +382,8 @@ def deform_conv(ctx):
         b = ctx.shape(3)
         if b is not None:
             if len(b) != 1:
-                ctx.fail(f"bias B must be 1-D, has rank {len(b)}")
+                ctx.invalid("deformconv.bias", f"DeformConv bias B has rank {len(b)}: it must be 1-D",
+                            "give B the shape [output channels]")
             unify(ctx, b[0], m, "deformconv.bias", f"bias length {show(b[0])} must equal oC = {show(m)}")
     ctx.set_output(0, (n, ctx.store.canon(m), *spatial), dtype)
 
@@ -353,7 +406,8 @@ def image_decoder(ctx):
     if isinstance(fmt, bytes):
         fmt = fmt.decode()
     if fmt not in _CHANNELS:
-        ctx.fail(f"pixel_format {fmt!r} is not one of RGB, BGR, Grayscale")
+        ctx.invalid("imagedecoder.pixel_format", f"ImageDecoder pixel_format {fmt!r} is not one of RGB, BGR, "
+                    "Grayscale", "set pixel_format to RGB, BGR or Grayscale")
     h = ctx.data_symbol("image_height", message="decoded image height is known only at run time")
     w = ctx.data_symbol("image_width", message="decoded image width is known only at run time")
     ctx.set_output(0, (h, w, _CHANNELS[fmt]), ir.DataType.UINT8)
@@ -367,9 +421,11 @@ def reverse_sequence(ctx):
     x = ctx.shape(0)
     ba, ta = int(ctx.attr("batch_axis", 1)), int(ctx.attr("time_axis", 0))
     if {ba, ta} != {0, 1}:
-        ctx.fail(f"batch_axis ({ba}) and time_axis ({ta}) must be 0 and 1, one each")
+        ctx.invalid("reversesequence.axes", f"ReverseSequence batch_axis {ba} and time_axis {ta} must be 0 and 1, "
+                    "one each", "set batch_axis and time_axis to 1 and 0 (or 0 and 1)")
     if x is not None and len(x) < 2:
-        ctx.fail(f"input must have rank >= 2, has rank {len(x)}")
+        ctx.invalid("reversesequence.rank", f"ReverseSequence input has rank {len(x)}: it needs rank >= 2 "
+                    "(time and batch axes)", "give the input a time and a batch axis")
     s = _rank_is(ctx, 1, 1, "sequence_lens")
     if x is not None and s is not None:
         ctx.equal(s[0], x[ba], "reversesequence.batch",

@@ -3,12 +3,14 @@ against onnxruntime."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import onnxruntime as ort
+import pytest
 from hypothesis import given, settings, strategies as st
 from onnx import TensorProto
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, ts
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 EMPTY = np.zeros((0,), np.float32)
 
@@ -39,10 +41,16 @@ def test_resize_half_scale_floor():
 
 
 def test_resize_float32_trap_at_constant_size():
-    # float32(0.7) * 10 rounds to 7.0 in float32; the exact product floors to 6
+    # float32(0.7) * 10 rounds to 7.0 in float32; the exact product floors to 6 (the spec's
+    # floor(H * scale), ONNX's inference in double): the size is 6 or 7, never EXACT one way
     res = infer_node("Resize", [ts("float", [1, 1, 10]), None, np.array([1, 1, 0.7], np.float32)], opset=13)
-    assert exprs(res, "y0") == (1, 1, 7)
+    d = res.shape("y0")[2]
+    assert d.exactness is Exactness.UPPER_BOUND and d.bound == 7
+    assert res.prove("y0[2] >= 6").name == "PROVEN"
     assert ort_shape("Resize", (1, 1, 10), [None, np.array([1, 1, 0.7], np.float32)]) == (1, 1, 7)
+    # where float32 and the exact product agree, the size is exact
+    res = infer_node("Resize", [ts("float", [1, 1, 10]), None, np.array([1, 1, 0.5], np.float32)], opset=13)
+    assert exprs(res, "y0") == (1, 1, 5)
 
 
 def test_resize_awkward_scale_symbolic_is_bounded_not_exact():
@@ -99,9 +107,11 @@ def test_resize_scales_matches_onnxruntime(hw, scales, opset, mode):
             from smtshape import expr as E
             assert d.bound is not None
             assert t <= E.evaluate(d.bound, {"N": 1, "C": 2, "H": hw[0], "W": hw[1]})
-    # and with static input dims every dim is computed exactly the onnxruntime way
+    # with static input dims a dim is exact where onnxruntime's float32 product and the exact
+    # floor agree, else a data symbol bounded by the larger (onnxruntime's is one of the two)
     res_static = infer_node("Resize", [ts("float", list(x_shape))] + extra, {"mode": mode}, opset=opset)
-    assert exprs(res_static, "y0") == truth
+    for d, t in zip(res_static.shape("y0"), truth):
+        assert d.expr == t if d.exactness is Exactness.EXACT else t <= d.bound
 
 
 @settings(max_examples=30, deadline=None)
@@ -140,3 +150,112 @@ def test_keep_aspect_ratio_symbolic_input_is_a_sound_upper_bound(hw, sizes, poli
     # the static path stays exact and equal to onnxruntime
     res = infer_node("Resize", [ts("float", [1, 1] + hw), None, None, sz], attrs, opset=19)
     assert exprs(res, "y0") == truth
+
+
+# ---------------------------------------------------------------- preconditions (conflicts)
+def conflict_rules(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints}
+
+
+F = np.float32
+X4 = [1, 1, 4, 4]
+RESIZE_BAD = [
+    # (op, extra inputs after X, attrs, opset, rule)
+    ("Resize", [None, np.array([1, 1, 2, 2], F), np.array([1, 1, 8, 8], np.int64)], {}, 13, "resize.scales_sizes"),
+    ("Resize", [EMPTY, EMPTY], {}, 11, "resize.scales_sizes"),
+    ("Resize", [None, np.array([1, 1, 0, 2], F)], {}, 13, "resize.scales"),
+    ("Resize", [None, np.array([1, 1, -1, 2], F)], {}, 13, "resize.scales"),
+    ("Resize", [None, np.array([1, 2, 2], F)], {}, 13, "resize.scales"),
+    ("Resize", [np.array([1, 1, 2], F)], {}, 10, "resize.scales"),
+    ("Resize", [None, None, np.array([1, 8, 8], np.int64)], {}, 13, "resize.sizes"),
+    ("Resize", [None, None, np.array([1, 1, -1, 8], np.int64)], {}, 13, "resize.sizes"),
+    ("Resize", [None, None, np.array([8, 8, 8], np.int64)], {"axes": [2, 3]}, 18, "resize.sizes"),
+    ("Resize", [None, np.array([1, 1, 2, 2], F)], {"mode": "foo"}, 13, "resize.mode"),
+    ("Resize", [None, np.array([1, 1, 2, 2], F)], {"coordinate_transformation_mode": "foo"}, 13,
+     "resize.coordinate_transformation_mode"),
+    ("Resize", [None, np.array([1, 1, 2, 2], F)], {"nearest_mode": "foo"}, 13, "resize.nearest_mode"),
+    ("Resize", [None, None, np.array([1, 1, 8, 8], np.int64)], {"keep_aspect_ratio_policy": "foo"}, 18,
+     "resize.keep_aspect_ratio_policy"),
+    ("Resize", [None, np.array([1, 1, 2, 2], F)], {"keep_aspect_ratio_policy": "not_larger"}, 18,
+     "resize.keep_aspect_ratio_policy"),
+    ("Resize", [np.zeros(3, F), np.array([1, 1, 2, 2], F)], {"coordinate_transformation_mode": "tf_crop_and_resize"},
+     13, "resize.roi"),
+    ("Resize", [None, np.array([2, 2], F)], {"axes": [2, 2]}, 18, "axis.unique"),
+    ("Upsample", [np.array([1, 1, 0.5, 2], F)], {}, 9, "upsample.scales"),
+]
+
+
+@pytest.mark.parametrize("op,extra,attrs,opset,rule", RESIZE_BAD,
+                         ids=[f"{c[0]}-{c[4]}-{i}" for i, c in enumerate(RESIZE_BAD)])
+def test_resize_precondition_is_a_conflict(op, extra, attrs, opset, rule):
+    res = infer_node(op, [ts("float", X4)] + extra, attrs, opset=opset)
+    assert refused(res) and rule in conflict_rules(res), conflict_rules(res)
+    assert not unchecked(res)
+    # and onnxruntime (or onnx's full check) refuses the same model
+    m = node_model(op, [ts("float", X4)] + extra, attrs, opset=opset)
+    try:
+        onnx.checker.check_model(m, full_check=True)
+    except Exception:
+        return
+    with pytest.raises(Exception):
+        run_onnxruntime(m, {"x0": np.zeros(X4, F)})
+
+
+def test_resize_11_with_both_scales_and_sizes_is_left_to_the_runtime():
+    # ONNX's inference refuses both from opset 13; Resize-11 with both runs in onnx's reference
+    res = infer_node("Resize", [ts("float", X4), EMPTY, ts("float", [4]), np.array([1, 1, 8, 8], np.int64)], opset=11)
+    assert not refused(res) and exprs(res, "y0") == (1, 1, 8, 8)
+
+
+DEPTH_BAD = [
+    ("DepthToSpace", [1, 4, 2, 2], {"blocksize": 0}, "depthtospace.blocksize"),
+    ("DepthToSpace", [1, 4, 2, 2, 1], {"blocksize": 2}, "depthtospace.rank"),
+    ("DepthToSpace", [1, 4, 2, 2], {"blocksize": 2, "mode": "XYZ"}, "depthtospace.mode"),
+    ("DepthToSpace", [1, 6, 2, 2], {"blocksize": 2}, "depthtospace.channels"),
+    ("SpaceToDepth", [1, 3, 5, 4], {"blocksize": 2}, "spacetodepth.spatial"),
+    ("SpaceToDepth", [1, 3, 4, 4], {"blocksize": -1}, "spacetodepth.blocksize"),
+    ("SpaceToDepth", [1, 3, 4], {"blocksize": 2}, "spacetodepth.rank"),
+]
+
+
+@pytest.mark.parametrize("op,shape,attrs,rule", DEPTH_BAD, ids=[f"{c[0]}-{c[3]}" for c in DEPTH_BAD])
+def test_depth_space_precondition_is_a_conflict(op, shape, attrs, rule):
+    res = infer_node(op, [ts("float", shape)], attrs, opset=13)
+    assert refused(res) and rule in conflict_rules(res), conflict_rules(res)
+    m = node_model(op, [ts("float", shape)], attrs, opset=13)
+    with pytest.raises(Exception):
+        run_onnxruntime(m, {"x0": np.zeros(shape, F)})
+
+
+def test_depth_to_space_symbolic_channels_are_a_requirement():
+    res = infer_node("DepthToSpace", [ts("float", ["N", "C", "H", "W"])], {"blocksize": 3})
+    assert not refused(res)
+    (c,) = [c for c in res.constraints if c.provenance.rule == "depthtospace.channels"]
+    assert "C % 9" in str(c.relation)
+
+
+@pytest.mark.parametrize("policy,dims,sizes", [("not_larger", [16777217, 16777217], [16777217, 16777217]),
+                                               ("not_smaller", [16777217, 16777217], [16777217, 16777217]),
+                                               ("not_larger", [16777217], [33554434])])
+def test_keep_aspect_ratio_float32_and_double_disagree(policy, dims, sizes):
+    # ONNX's inference computes the scale in double (16777217); onnxruntime in float32 (16777216):
+    # the size is one of the two, never EXACT one way
+    axes = list(range(2, 2 + len(dims)))
+    res = infer_node("Resize", [ts("float", [1, 1] + dims), None, None, np.array(sizes, np.int64)],
+                     {"axes": axes, "keep_aspect_ratio_policy": policy}, opset=19)
+    for a, want in zip(axes, sizes):
+        d = res.shape("y0")[a]
+        assert d.exactness is Exactness.UPPER_BOUND and d.bound == want
+        assert res.prove(f"y0[{a}] >= {want - 2}").name == "PROVEN"
+
+
+def test_backend_node_tests():
+    """ONNX's backend node tests (valid models): no conflict, no unchecked node, every EXACT
+    dim right (as-is and with their integer inputs as constants)."""
+    import smtshape
+    from .onnx_node_cases import _strip, cases, check_all
+    ops = ("Resize", "Upsample", "DepthToSpace", "SpaceToDepth")
+    results = check_all(*ops, min_cases=40)
+    assert all(known == 1 for known, _, _ in results.values())
+    for tc in cases(*ops):
+        assert not unchecked(smtshape.analyze(_strip(tc.model, tc.data_sets[0][0], True))), tc.name

@@ -5,11 +5,15 @@ from hypothesis import given, settings, strategies as st
 
 import smtshape.ops.signal  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 from .onnx_node_cases import check_all
 
 SIGNAL_OPS = ("DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix")
+
+
+def conflict_rules(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints}
 
 
 def rnd(shape):
@@ -89,9 +93,9 @@ def test_dft_runtime_length_and_axis_are_not_guessed():
 
 def test_dft_bad_inputs():
     res = infer_node("DFT", [ts("float", ["B", "N", 3])], {"axis": 1}, opset=17)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"dft.complex_dim"}
     res = infer_node("DFT", [ts("float", ["B", "N", 1])], {"axis": 2}, opset=17)   # the complex axis
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"dft.axis"}
     res = infer_node("DFT", [ts("float", ["B", "N", "C"])], {"axis": 1}, opset=17)
     assert res.prove("C == 1 or C == 2").name == "PROVEN"
 
@@ -149,7 +153,7 @@ def test_window_runtime_size_is_a_data_symbol():
     res = infer_node("HannWindow", [ts("int64", [])], opset=17)
     assert res.shape("y0")[0].exactness is Exactness.UNKNOWN
     res = infer_node("HannWindow", [np.array([3, 4], np.int64)], opset=17)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"hannwindow.size"}
 
 
 @pytest.mark.parametrize("bins,n", [(8, 16), (1, 4), (5, 31), (3, 8)])
@@ -254,3 +258,65 @@ def test_dft20_runtime_axis_static_dims_example():
     d = infer_node("DFT", [ts("float", [1, 10, 10, 1]), None, ts("int64", [])], {"onesided": 1}, opset=20).shape("y0")
     assert d[0].expr == 1 and d[3].expr == 2
     assert [x.bound for x in d[1:3]] == [10, 10] and d[1].exactness is Exactness.UPPER_BOUND
+
+
+# ------------------------------------------------------------ preconditions (conflicts)
+F, I64 = np.float32, np.int64
+SIGNAL_BAD = [
+    # (op, inputs: shape lists are float graph inputs, arrays initializers, attrs, opset, rule)
+    ("DFT", [[1, 8, 2]], {"onesided": 1}, 17, "dft.complex_dim"),
+    ("DFT", [[1, 8, 2]], {"onesided": 1}, 20, "dft.complex_dim"),
+    ("DFT", [[1, 8, 1]], {"onesided": 1, "inverse": 1}, 17, "dft.complex_dim"),
+    ("DFT", [[1, 8, 1]], {"onesided": 1, "inverse": 1}, 20, "dft.complex_dim"),
+    ("DFT", [[2, 8, 3]], {}, 17, "dft.complex_dim"),
+    ("DFT", [[8]], {"axis": 0}, 17, "dft.rank"),
+    ("DFT", [[1, 8, 1, 1]], {"axis": 3}, 17, "dft.axis"),
+    ("DFT", [[1, 8, 1, 1]], {"axis": -1}, 17, "dft.axis"),
+    ("DFT", [[1, 8, 1, 1]], {"axis": -5}, 17, "dft.axis"),
+    ("DFT", [[1, 8, 1, 1], None, np.array(3, I64)], {}, 20, "dft.axis"),
+    ("DFT", [[1, 8, 1, 1], None, np.array(-1, I64)], {}, 20, "dft.axis"),
+    ("DFT", [[1, 8, 1, 1], None, np.array(4, I64)], {}, 20, "dft.axis"),
+    ("DFT", [[1, 8, 1], np.array(0, I64)], {}, 17, "dft.dft_length"),
+    ("DFT", [[1, 8, 1], np.array([4, 4], I64)], {}, 17, "dft.dft_length"),
+    ("STFT", [[1, 16, 1, 1], np.array(4, I64), None, np.array(8, I64)], {}, 17, "stft.rank"),
+    ("STFT", [[1, 16, 3], np.array(4, I64), None, np.array(8, I64)], {}, 17, "stft.complex_dim"),
+    ("STFT", [[1, 16, 1], np.array(0, I64), None, np.array(8, I64)], {}, 17, "stft.frame_step"),
+    ("STFT", [[1, 16, 1], np.array(4, I64), np.zeros(6, F), np.array(8, I64)], {}, 17, "stft.window"),
+    ("STFT", [[1, 16, 1], np.array(4, I64), np.zeros((2, 8), F)], {}, 17, "stft.window"),
+    ("STFT", [[1, 4, 1], np.array(2, I64), None, np.array(8, I64)], {}, 17, "stft.frame_fits"),
+    ("HannWindow", [np.array(-3, I64)], {}, 17, "hannwindow.size"),
+    ("MelWeightMatrix", [np.array(-1, I64), np.array(16, I64), np.array(8000, I64), np.array(0, F),
+                         np.array(4000, F)], {}, 17, "melweightmatrix.num_mel_bins"),
+]
+
+
+@pytest.mark.parametrize("op,ins,attrs,opset,rule", SIGNAL_BAD,
+                         ids=[f"{c[0]}-{c[4]}-{i}" for i, c in enumerate(SIGNAL_BAD)])
+def test_signal_precondition_is_a_conflict(op, ins, attrs, opset, rule):
+    inputs = [ts("float", s) if isinstance(s, list) else s for s in ins]
+    res = infer_node(op, inputs, attrs, opset=opset)
+    assert refused(res) and rule in conflict_rules(res), conflict_rules(res)
+    assert not unchecked(res)
+    feeds = {f"x{k}": rnd(s) for k, s in enumerate(ins) if isinstance(s, list)}
+    with pytest.raises(Exception):      # onnxruntime (or its shape inference) refuses it too
+        run_onnxruntime(node_model(op, inputs, attrs, opset=opset), feeds)
+
+
+def test_rank2_stft_signal_is_not_a_conflict():
+    # onnxruntime (and ONNX's inference) run a [batch, length] real signal
+    ins = [ts("float", [1, 16]), np.array(4, I64), None, np.array(8, I64)]
+    res = infer_node("STFT", ins, {}, opset=17)
+    assert not refused(res) and not unchecked(res)
+    truth = run_onnxruntime(node_model("STFT", ins, {}, opset=17), {"x0": rnd([1, 16])})[0].shape
+    assert exprs(res, "y0") == truth == (1, 3, 5, 2)
+
+
+@pytest.mark.parametrize("op,ins,feeds", [
+    ("HannWindow", [ts("int64", [])], {"x0": np.array(0, I64)}),                 # an empty window runs
+    ("DFT", [ts("float", [1, 8, 1]), ts("int64", [1])], {"x0": rnd([1, 8, 1]), "x1": np.array([8], I64)}),
+])
+def test_runtime_values_onnxruntime_runs_are_not_conflicts(op, ins, feeds):
+    # (ONNX's inference refuses these values as constants; onnxruntime's kernels run them)
+    res = infer_node(op, ins, {}, opset=17)
+    assert not refused(res) and not unchecked(res)
+    run_onnxruntime(node_model(op, ins, {}, opset=17), feeds)

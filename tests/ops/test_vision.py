@@ -6,12 +6,16 @@ from hypothesis import given, settings, strategies as st
 
 import smtshape.ops.vision  # noqa: F401
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 
 from .onnx_node_cases import cases, check_all
 
 VISION_OPS = ("GridSample", "AffineGrid", "RoiAlign", "MaxRoiPool", "Col2Im", "CenterCropPad", "DeformConv",
               "ImageDecoder", "ReverseSequence")
+
+
+def conflict_rules(res):
+    return {c.provenance.rule for cf in res.conflicts for c in cf.constraints}
 
 
 def rnd(shape):
@@ -66,7 +70,8 @@ def test_gridsample_constraints():
     res = infer_node("GridSample", [ts("float", ["N", 3, 4, 5, 6]), ts("float", ["N", 2, 2, 2, 2])], opset=20)
     assert res.conflicts and "node" in res.conflicts[0].nodes          # 3-D grid needs 3 coordinates
     res = infer_node("GridSample", [ts("float", ["N", 3, 4, 5, 6]), ts("float", ["N", 2, 2, 2, 3])], opset=16)
-    assert res.shape("y0") is None and failed(res)                    # opset 16 is 2-D only
+    assert res.shape("y0") is None and refused(res)                   # opset 16 is 2-D only
+    assert conflict_rules(res) == {"gridsample.rank"}
 
 
 # ------------------------------------------------------------ AffineGrid
@@ -158,7 +163,7 @@ def test_center_crop_pad_runtime_shape():
     s = res.shape("y0")
     assert [d.exactness for d in s] == [Exactness.UNKNOWN, Exactness.UNKNOWN, Exactness.EXACT]
     res = infer_node("CenterCropPad", [ts("float", ["H", "W", "C"]), np.array([1, 2, 3], np.int64)], {"axes": [0, 1]})
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"centercroppad.shape"}
 
 
 # ------------------------------------------------------------ DeformConv
@@ -216,7 +221,7 @@ def test_image_decoder_vs_backend_outputs():
         seen.add(fmt)
     assert seen == {"RGB", "BGR", "Grayscale"}
     res = infer_node("ImageDecoder", [ts("uint8", ["B"])], {"pixel_format": "CMYK"}, opset=20)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"imagedecoder.pixel_format"}
 
 
 # ------------------------------------------------------------ ReverseSequence
@@ -238,7 +243,7 @@ def test_reverse_sequence_constraints():
     res = infer_node("ReverseSequence", [ts("float", [4, 3]), ts("int64", [4])], opset=10)
     assert res.conflicts
     res = infer_node("ReverseSequence", [ts("float", [4, 3]), ts("int64", [4])], {"batch_axis": 1, "time_axis": 1})
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and conflict_rules(res) == {"reversesequence.axes"}
 
 
 # ------------------------------------------------------------ sizes from shape arithmetic
@@ -260,3 +265,88 @@ def test_affine_grid_size_from_shape(shape):
     assert exprs(res, "y") == ("N", "H", "W", 2) and res.prove("B == N").name == "PROVEN"
     truth = run_onnxruntime(mk(shape, [shape[0], 2, 3]), {"x": rnd(shape), "theta": rnd([shape[0], 2, 3])})[0]
     assert res.evaluate(dict(zip("NCHW", shape)))["y"] == truth.shape
+
+
+# ------------------------------------------------------------ preconditions (conflicts)
+F, I64 = np.float32, np.int64
+VISION_BAD = [
+    # (op, inputs: shape lists are float graph inputs, arrays initializers, attrs, opset, rule, ort refuses)
+    ("GridSample", [[1, 1, 4, 4], [1, 3, 3, 2]], {"mode": "linear"}, 16, "gridsample.mode", True),
+    ("GridSample", [[1, 1, 4, 4], [1, 3, 3, 2]], {"mode": "bilinear"}, 20, "gridsample.mode", True),
+    ("GridSample", [[1, 1, 4, 4], [1, 3, 3, 2]], {"padding_mode": "foo"}, 20, "gridsample.padding_mode", True),
+    ("GridSample", [[1, 1, 4, 4], [1, 3, 2]], {}, 20, "gridsample.rank", True),
+    ("GridSample", [[1, 4], [1, 4]], {}, 20, "gridsample.rank", True),
+    ("AffineGrid", [[1, 2, 3], np.array([1, 1, 4], I64)], {}, 20, "affinegrid.size", True),
+    ("AffineGrid", [[1, 2], np.array([1, 1, 4, 4], I64)], {}, 20, "affinegrid.theta", True),
+    ("AffineGrid", [[1, 2, 3], np.array([1, 1, -4, 4], I64)], {}, 20, "affinegrid.size", True),
+    ("RoiAlign", [[1, 1, 4, 4], [2, 4], np.zeros(2, I64)], {"mode": "foo"}, 16, "roialign.mode", True),
+    ("RoiAlign", [[1, 1, 4, 4], [2, 4], np.zeros(2, I64)], {"sampling_ratio": -1}, 16, "roialign.sampling_ratio",
+     True),
+    ("RoiAlign", [[1, 1, 4, 4], [2, 4], np.zeros(2, I64)], {"output_height": -1}, 16, "roialign.output_size", True),
+    ("RoiAlign", [[1, 1, 4], [2, 4], np.zeros(2, I64)], {}, 16, "roialign.rank", True),
+    ("MaxRoiPool", [[1, 1, 4, 4], [2, 5]], {"pooled_shape": [2, 0]}, 22, "maxroipool.pooled_shape", True),
+    ("MaxRoiPool", [[1, 1, 4, 4], [2, 5]], {"pooled_shape": [2]}, 22, "maxroipool.pooled_shape", True),
+    ("Col2Im", [[1, 4, 9], np.array([4, 4], I64), np.array([0, 2], I64)], {}, 18, "col2im.block_shape", True),
+    ("Col2Im", [[1, 4, 9], np.array([4, 4], I64), np.array([2, 2, 1], I64)], {}, 18, "col2im.block_shape", True),
+    ("Col2Im", [[1, 4, 9], np.array([4, 4], I64), np.array([2, 2], I64)], {"strides": [0, 1]}, 18,
+     "col2im.strides", True),
+    ("Col2Im", [[1, 4, 9], np.array([4, 4], I64), np.array([2, 2], I64)], {"pads": [0, 0, 0]}, 18, "col2im.pads",
+     True),
+    ("Col2Im", [[1, 4, 0], np.array([1, 1], I64), np.array([2, 2], I64)], {}, 18, "col2im.window", True),
+    ("Col2Im", [[1, 4, 9, 1], np.array([4, 4], I64), np.array([2, 2], I64)], {}, 18, "col2im.rank", True),
+    ("CenterCropPad", [[3, 4], np.array([2, 6, 1], I64)], {}, 18, "centercroppad.shape", True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2, 2), F), [1, 8, 3, 3]], {"group": 0}, 19, "deformconv.group",
+     True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2, 2), F), [1, 8, 3, 3]], {"offset_group": 0}, 19,
+     "deformconv.offset_group", True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2), F), [1, 8, 3, 3]], {}, 19, "deformconv.weight_rank", True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2, 2), F), [1, 8, 3, 3]], {"strides": [0, 1]}, 19,
+     "deformconv.strides", True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2, 2), F), [1, 8, 3, 3]], {"pads": [-1, 0, 0, 0]}, 19,
+     "deformconv.pads", True),
+    ("DeformConv", [[1, 1, 1, 1], np.zeros((1, 1, 5, 5), F), [1, 50, 0, 0]], {"strides": [2, 2]}, 19,
+     "deformconv.output_size", True),
+    ("DeformConv", [[1, 1, 4, 4], np.zeros((1, 1, 2, 2), F), [1, 8, 3]], {}, 19, "deformconv.offset", True),
+    ("ReverseSequence", [[3, 2, 4], np.array([1, 1, 1], I64)], {"batch_axis": 0, "time_axis": 2}, 10,
+     "reversesequence.axes", True),
+    ("ReverseSequence", [[3], np.array([1], I64)], {}, 10, "reversesequence.rank", True),
+    ("ReverseSequence", [[3, 2], np.array([[1, 1]], I64)], {}, 10, "reversesequence.rank", True),
+]
+
+
+@pytest.mark.parametrize("op,ins,attrs,opset,rule,ort", VISION_BAD,
+                         ids=[f"{c[0]}-{c[4]}-{i}" for i, c in enumerate(VISION_BAD)])
+def test_vision_precondition_is_a_conflict(op, ins, attrs, opset, rule, ort):
+    inputs = [ts("float", s) if isinstance(s, list) else s for s in ins]
+    res = infer_node(op, inputs, attrs, opset=opset)
+    assert refused(res) and rule in conflict_rules(res), conflict_rules(res)
+    assert not unchecked(res)
+    if ort:     # the same model is refused by onnxruntime (or its shape inference)
+        feeds = {f"x{k}": rnd(s) for k, s in enumerate(ins) if isinstance(s, list)}
+        with pytest.raises(Exception):
+            run_onnxruntime(node_model(op, inputs, attrs, opset=opset), feeds)
+
+
+@pytest.mark.parametrize("x,w,off,attrs", [
+    ([1, 1, 1, 1], [1, 1, 2, 2], [1, 8, 0, 0], {}),                    # a kernel larger than the input: 0
+    ([1, 1, 3, 1], [1, 1, 4, 1], [1, 8, 1, 1], {"strides": [3, 1]}),   # -s < a < 0: 1 + trunc(-1 / 3) = 1
+    ([1, 1, 2, 2], [1, 1, 3, 3], [1, 18, 0, 0], {}),
+])
+def test_deform_conv_window_larger_than_the_input_matches_onnxruntime(x, w, off, attrs):
+    wv, ov = np.zeros(w, F), np.zeros(off, F)
+    res = infer_node("DeformConv", [ts("float", x), wv, ts("float", off)], attrs, opset=19)
+    assert not refused(res) and not unchecked(res)
+    truth = run_onnxruntime(node_model("DeformConv", [ts("float", x), wv, ts("float", off)], attrs, opset=19),
+                            {"x0": rnd(x), "x2": rnd(off)})[0].shape
+    assert exprs(res, "y0") == truth
+    sym = infer_node("DeformConv", [ts("float", ["N", "C", "H", "W"]), wv, ts("float", ["N", "K", "A", "B"])],
+                     attrs, opset=19)
+    assert sym.evaluate({"N": x[0], "C": x[1], "H": x[2], "W": x[3], "K": off[1], "A": off[2], "B": off[3]})["y0"] \
+        == truth
+
+
+def test_roi_align_zero_output_size_runs():
+    # onnxruntime runs output_height 0 (an empty output); only a negative size is refused
+    attrs = {"output_height": 0}
+    res = infer_node("RoiAlign", [ts("float", [1, 1, 4, 4]), ts("float", [2, 4]), np.zeros(2, I64)], attrs, opset=16)
+    assert not refused(res) and exprs(res, "y0") == (2, 1, 0, 1)
