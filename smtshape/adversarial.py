@@ -201,6 +201,17 @@ def nonlinear_relations(n: int):
     return _model(nodes, ins, outs, inits)
 
 
+def products(n: int):
+    """x[d_1, ..., d_n] reshaped to [-1, 64] (the product of n symbols is a multiple of
+    64: an element count over a data symbol) and added to z[P] (a broadcast of the product
+    against a symbol)."""
+    ins = [_vi("x", [f"d{i}" for i in range(n)]), _vi("z", ["P"])]
+    nodes = [helper.make_node("Reshape", ["x", "flat"], ["f"], name="flat"),
+             helper.make_node("Reshape", ["x", "rows"], ["r"], name="rows"),
+             helper.make_node("Add", ["f", "z"], ["y"], name="add")]
+    return _model(nodes, ins, [_out("y"), _out("r")], [_i64("flat", [-1]), _i64("rows", [-1, 64])])
+
+
 FAMILIES = {
     "chained_unifications": (chained_unifications, 500),
     "chained_broadcasts": (chained_broadcasts, 100),
@@ -214,4 +225,5 @@ FAMILIES = {
     "nested_loops": (nested_loops, 2),
     "nested_scans": (nested_scans, 2),
     "nonlinear_relations": (nonlinear_relations, 10),
+    "products": (products, 8),
 }

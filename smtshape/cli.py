@@ -477,8 +477,9 @@ def cmd_check(args, out) -> int:
                                 f"(--accept-unchecked; no rule for their op): {names}{more}") + "\n")
         for s in result.specializations:
             out.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
-        for d in _diags(result, "annotation", "rule_error"):
-            out.write(f"warning: {_fmt_diag(d)}\n")
+        for d in _diags(result, "annotation", "rule_error", "budget"):
+            if d.severity != "info":       # (not the optional questions left unasked: dims stay exact)
+                out.write(f"warning: {_fmt_diag(d)}\n")
         if static is not None:
             out.write("\n".join(static_lines(static, Style(use_color(out)))) + "\n")
     _print_smtlib(result, args, out)

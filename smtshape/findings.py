@@ -27,12 +27,13 @@ from . import expr as E
 from .constraints import eq, ge, le
 from .lazyz3 import z3
 from .printing import show
-from .store import cone as store_cone
+from .store import _sides
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
-PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact"})
+PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact", "pool.float_exact"})
 
 BIG = 2 ** 62                  # no dim reaches it (int64 sizes)
+_INF = float("inf")
 MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
 
 
@@ -111,9 +112,12 @@ class Specializations(list):
     def for_symbol(self, name: str) -> list:
         return [s for s in self if s.symbol == name]
 
-    def __init__(self, items=(), premises=()):
+    def __init__(self, items=(), premises=(), not_searched=()):
         super().__init__(s for s in items if s.kind != "premise")
         self.premises = [s for s in items if s.kind == "premise"] + list(premises)
+        # input dims whose limits were not searched: the shared budget of optional solver
+        # work ran out (a limit not searched is never reported as absent)
+        self.not_searched = list(not_searched)
 
     @property
     def limits(self) -> list:
@@ -135,15 +139,23 @@ class Specializations(list):
 
 # ================================================================ the search
 
+class OutOfBudget(Exception):
+    """The shared budget of optional solver work is spent, or the solver could not
+    decide a question of the search: what is left of it is not searched."""
+
+
 class _Solver:
-    """One incremental solver over the exported constraints (premises left out)."""
+    """One incremental solver over one group of exported constraints (premises left out),
+    in a Z3 context of its own; every check is paid from the store's budget of optional
+    work (``Store.optional_budget``, shared with the walk's optional questions), so the
+    findings cost at most what that budget allows, deterministically."""
 
     def __init__(self, store, constraints):
         from .z3bridge import Untranslatable, Z3Terms
+        self.store = store
         self.ctx = z3.Context()
         self.terms = Z3Terms(self.ctx)
         self.s = z3.Solver(ctx=self.ctx)
-        self.s.set("rlimit", store.rlimit)
         self.ok = True
         syms: set = set()
         for c in constraints:
@@ -158,49 +170,111 @@ class _Solver:
             if lo is not None:
                 self.s.add(self.terms.var(x.name) >= lo)
         self.checks = 0
+        self.seen: dict = {}       # symbol -> values it took in the models found (divisibility)
+        self._rlimit = None
 
     def check(self, *fs):
+        st = self.store
+        if st.optional_budget <= 0:
+            raise OutOfBudget()
+        want = min(st.rlimit, max(1, st.optional_budget))
+        if want != self._rlimit:
+            self.s.set("rlimit", want)
+            self._rlimit = want
+        from .store import _WATCHDOG
+        before = self._used()
         self.checks += 1
+        st.findings_checks += 1
+        # (the resource limit is deterministic but does not count all of Z3's work: big
+        # integer arithmetic over products of huge values escapes it; the store's
+        # watchdog interrupts this context as a last resort)
+        token = _WATCHDOG.arm(st.watchdog_s, self.ctx.interrupt)
         try:
-            return self.s.check(*fs)
+            r = self.s.check(*fs)
         except z3.Z3Exception:
-            return z3.unknown
+            r = z3.unknown
+        finally:
+            _WATCHDOG.disarm(token)
+        st.optional_budget -= max(1, self._used() - before)
+        if r == z3.unknown:
+            raise OutOfBudget()     # (undecided: a search that cannot go on is not searched)
+        return r
+
+    def _used(self) -> int:
+        try:
+            return int(self.s.statistics().get_key_value("rlimit count"))
+        except Exception:
+            return 0
 
     def value(self, v):
         m = self.s.model()
         x = m.eval(v, model_completion=True)
         return x.as_long() if z3.is_int_value(x) else None
 
+    def note(self, sym, v):
+        """Remember the value ``sym`` (Z3 term ``v``) takes in the last model."""
+        x = self.value(v)
+        if x is not None:
+            self.seen.setdefault(sym, set()).add(x)
+        return x
 
-def _upper(sv, v, start, extra=()):
-    """The largest value ``v`` can take (int), None when unbounded or undecided
-    (under the ``extra`` assumptions when given)."""
-    if sv.check(*extra, v > BIG) != z3.unsat:
-        return None
-    lo, hi = start, BIG          # lo attainable, v <= hi entailed
+
+def _upper(sv, sym, v, start, extra=(), known_hi=None):
+    """The largest value ``v`` can take (int), None when unbounded or undecided (under
+    the ``extra`` assumptions when given).  From ``start`` (attainable) it gallops up
+    (doubling) until a value is out of reach, then bisects: about 2 log2(bound) checks,
+    never a bisection over the whole int64 range.  ``known_hi``: an upper bound the fast
+    path entails already (tried first)."""
+    if known_hi is not None and known_hi < _INF:
+        r = sv.check(*extra, v >= known_hi)
+        if r == z3.sat:
+            return known_hi
+        if r != z3.unsat:
+            return None
+        hi = known_hi - 1
+    else:
+        if sv.check(*extra, v > BIG) != z3.unsat:
+            return None
+        hi = BIG
+    lo = start                   # lo attainable, v <= hi entailed
+    probe = max(2 * lo, lo + 1)
     while lo < hi:
-        mid = (lo + hi + 1) // 2
+        mid = min(probe, hi) if probe <= hi else (lo + hi + 1) // 2
         r = sv.check(*extra, v >= mid)
         if r == z3.sat:
-            x = sv.value(v)
+            x = sv.note(sym, v)
             lo = max(mid, x if x is not None else mid)
+            probe = max(2 * lo, lo + 1)
         elif r == z3.unsat:
             hi = mid - 1
+            probe = hi + 1         # (past the gallop: bisect)
         else:
             return None
+        if probe > hi:
+            probe = hi + 1
     return lo
 
 
-def _lower(sv, v, start, floor):
+def _lower(sv, sym, v, start, floor, known_lo=None):
     """The smallest value ``v`` can take, None when it is ``floor`` (nothing to report)."""
-    if sv.check(v <= floor) != z3.unsat:
-        return None
-    lo, hi = floor + 1, start    # v >= lo entailed, hi attainable
+    if known_lo is not None and known_lo > floor:
+        r = sv.check(v <= known_lo)
+        if r == z3.sat:
+            return known_lo
+        if r != z3.unsat:
+            return None
+        lo = known_lo + 1
+    else:
+        r = sv.check(v <= floor)
+        if r != z3.unsat:
+            return None
+        lo = floor + 1
+    hi = start                   # v >= lo entailed, hi attainable
     while lo < hi:
         mid = (lo + hi) // 2
         r = sv.check(v <= mid)
         if r == z3.sat:
-            x = sv.value(v)
+            x = sv.note(sym, v)
             hi = min(mid, x if x is not None else mid)
         elif r == z3.unsat:
             lo = mid + 1
@@ -209,15 +283,177 @@ def _lower(sv, v, start, floor):
     return lo
 
 
+def _jointly(sv, syms, make, joint=True) -> tuple:
+    """Group testing: the symbols of ``syms`` for which ``make(sym, term)`` can hold,
+    found by asking for all of a group at once and halving only a group that cannot
+    (a model is a witness for every symbol of its group).  Returns {symbol: the group it
+    was witnessed in}.  A few checks when most symbols can (the common case).  Not
+    ``joint``: one symbol at a time (over products of symbols, a model with all of them
+    huge at once costs Z3 time in proportion to the product's size, which its resource
+    limit does not count; one at a time each check is quick)."""
+    out: dict = {}
+    todo = [list(syms)] if joint else [[s] for s in syms]
+    while todo:
+        group = todo.pop()
+        fs = [make(s, sv.terms.var(s.name)) for s in group]
+        r = sv.check(*fs)
+        if r == z3.sat:
+            members = frozenset(group)
+            for s in group:
+                out[s] = members
+                sv.note(s, sv.terms.var(s.name))
+        elif r == z3.unsat and len(group) > 1:
+            half = len(group) // 2
+            todo += [group[:half], group[half:]]
+    return out
+
+
+def _prune(store, constraints, input_set) -> list:
+    """The constraints without those that hold whatever the input dims are, by choosing
+    their private unknowns: ``L == x`` or ``L == x * y * ...`` whose right side is made of
+    symbols that are not input dims, appear in no other constraint, have no upper bound and
+    may be 1, while ``L >= 0`` always (``x := L``, the others 1).  A Reshape target read at
+    run time (``N == d1 * d2 * ... * d4000``) or a size alias no other relation mentions
+    says nothing about the inputs; dropping it leaves every finding as it was (the
+    projection onto the other symbols is the same) and spares the solver a product of
+    thousands of factors.  Repeated until nothing more goes."""
+    from .constraints import Rel
+    cs = list(constraints)
+    while True:
+        count: dict = {}
+        for c in cs:
+            for x in c.relation.symbols():
+                count[x] = count.get(x, 0) + 1
+
+        def private(x) -> bool:
+            if not isinstance(x, E.sympy.Symbol) or x in input_set or count.get(x, 0) != 1:
+                return False
+            info = store.info(x)
+            if info is not None and info.upper is not None:
+                return False
+            lo = store.lower_bound(x)
+            return lo is None or lo <= 1
+
+        def free_side(e) -> bool:
+            if isinstance(e, E.sympy.Symbol):
+                return private(e)
+            if isinstance(e, E.sympy.Mul):
+                return all(private(f) for f in e.args)     # (each factor a symbol to the power 1)
+            return False
+        keep = []
+        for c in cs:
+            r = c.relation
+            if isinstance(r, Rel) and r.op == "==" and not isinstance(r.lhs, int) | isinstance(r.rhs, int):
+                for side, other in ((r.rhs, r.lhs), (r.lhs, r.rhs)):
+                    if free_side(side) and not (side.free_symbols & E.free_symbols(other)) \
+                            and store.interval(other)[0] >= 0:
+                        break
+                else:
+                    keep.append(c)
+                    continue
+                continue
+            keep.append(c)
+        if len(keep) == len(cs):
+            return keep
+        cs = keep
+
+
+def _components(store, constraints) -> list:
+    """The constraints grouped by shared symbols (each group a list, in id order), with
+    the input symbols of each group."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.get(x, x) is not x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+    first: dict = {}
+    for c in constraints:
+        syms = list(c.relation.symbols())
+        if not syms:
+            continue
+        root = find(syms[0])
+        for x in syms[1:]:
+            rx = find(x)
+            if rx is not root:
+                parent[rx] = root
+        first[c.id] = syms[0]
+    groups: dict = {}
+    for c in constraints:
+        if c.id in first:
+            groups.setdefault(find(first[c.id]), []).append(c)
+    return list(groups.values())
+
+
+def _uniform_free(store, cs, syms, us) -> set:
+    """The values ``u`` of ``us`` for which "every symbol is ``u``" (aliases by their
+    definitions, eliminated symbols by their values) satisfies the constraints ``cs``
+    (over the symbols ``syms``; canonical forms, domains included).  Pure Python
+    evaluation: each is a model found without the solver."""
+    rels = []
+    for c in cs:
+        if c.status == "residual":
+            rels.append(store.canon_rel(c.relation))
+    for x in syms:
+        if x in store.subst:
+            lo = store.lower_bound(x)
+            if lo is not None:
+                rels.append(ge(store.canon(x), lo))
+    for k, val in store.subst.items():
+        if not hasattr(k, "name") and k.free_symbols & syms:
+            rels.append(eq(E.norm(k.func(*[E.to_sympy(store.canon(E.norm(a))) for a in k.args])),
+                           store.canon(val)))
+    out = set()
+    for u in us:
+        try:
+            if store._holds_at(rels, u):
+                out.add(u)
+        except Exception:
+            pass
+    return out
+
+
+def _has_product(e) -> bool:
+    """Does ``e`` multiply two symbolic factors somewhere?"""
+    if isinstance(e, int):
+        return False
+    for m in e.atoms(E.sympy.Mul) if not isinstance(e, E.sympy.Mul) else [e] + list(e.atoms(E.sympy.Mul)):
+        if sum(1 for f in m.args if not f.is_Number) >= 2:
+            return True
+    return any(isinstance(p, E.sympy.Pow) and not p.base.is_Number for p in e.atoms(E.sympy.Pow))
+
+
+# a value of every symbol at once that is beyond any bound, and one that no modulus divides
+_HUGE = BIG + 1
+_UNIFORM_NO_DIV = 1
+
+
 def specializations(store) -> list[Specialization]:
     """Every finding of the store (see the module doc), equalities first, then bounds,
-    divisibilities and premises, in input-symbol order."""
+    divisibilities and premises, in input-symbol order.
+
+    The work is per group of constraints that share symbols: a group where "every
+    symbol is v" holds for a huge v, for the floor, or for 1 has no upper bound, no lower
+    bound or no divisibility to find, without the solver; for the rest, one solver per
+    group asks for all its symbols at once first (group testing), then searches bounds
+    by galloping from what the fast path knows.  Every check is paid from the store's
+    shared budget: a search it cannot pay is listed in ``not_searched`` (never reported
+    as absent)."""
     exported = store.exported()
     premises = [c for c in exported if c.provenance.rule in PREMISE_RULES]
     model_cs = [c for c in exported if c.provenance.rule not in PREMISE_RULES]
     out: list[Specialization] = []
+    not_searched: list = []
     inputs = store.input_symbols()
-    sv = None
+    input_set = {i.symbol for i in inputs}
+    groups = _components(store, _prune(store, model_cs, input_set))
+    group_of: dict = {}
+    for g in groups:
+        for c in g:
+            for x in c.relation.symbols():
+                group_of[x] = g
+    searches: dict = {}       # id(group) -> _GroupSearch
     for info in inputs:
         s = info.symbol
         if s in store.subst:
@@ -225,40 +461,125 @@ def specializations(store) -> list[Specialization]:
             if spec is not None:
                 out.append(spec)
             continue
-        cone = store_cone(model_cs, [s])
-        if not cone or all(c.kind == "assumption" for c in cone):
+        g = group_of.get(s)
+        if g is None or all(c.kind == "assumption" for c in g):
             continue
-        if sv is None:
-            sv = _Solver(store, model_cs)
-            if sv.check() != z3.sat:
-                return out + _premises(store, premises)
-        v = sv.terms.var(s.name)
-        if sv.check() != z3.sat:
-            continue
-        start = sv.value(v)
-        if start is None:
-            continue
-        floor = store.lower_bound(s) or 0
-        hi = _upper(sv, v, start)
-        lo = _lower(sv, v, start, floor)
+        gs = searches.get(id(g))
+        if gs is None:
+            gs = searches[id(g)] = _GroupSearch(store, g, input_set)
+        try:
+            gs.find(s, out, inputs)
+        except OutOfBudget:
+            not_searched.append(s.name)
+    specs = out + _premises(store, premises)
+    return specs, not_searched
+
+
+class _GroupSearch:
+    """The findings of one group of constraints (see ``specializations``)."""
+
+    def __init__(self, store, cs, input_set):
+        self.store = store
+        self.cs = cs
+        self.syms = {x for c in cs for x in c.relation.symbols()}
+        self.targets = [x for x in sorted(self.syms, key=lambda x: x.name)
+                        if x in input_set and x not in store.subst]
+        floors = {store.lower_bound(x) or 0 for x in self.targets}
+        floor = min(floors) if len(floors) == 1 else None
+        free = _uniform_free(store, cs, self.syms, [u for u in (_HUGE, floor, _UNIFORM_NO_DIV) if u is not None])
+        self.free_hi = _HUGE in free
+        self.free_lo = floor is not None and floor in free
+        self.free_div = _UNIFORM_NO_DIV in free
+        self.sv = None
+        self.hi_groups = self.lo_groups = self.div_groups = None
+        self.target_set = frozenset(self.targets)
+        self._missing: dict = {}
+        self._joint = None
+        self.unsat = False
+
+    @property
+    def joint(self) -> bool:
+        """Ask for a whole group at once?  Not over a product of two or more symbols
+        (found out only when the solver is needed)."""
+        if self._joint is None:
+            self._joint = not any(_has_product(x) for c in self.cs for x in _sides(c.relation))
+        return self._joint
+
+    def solver(self):
+        if self.sv is None:
+            self.sv = _Solver(self.store, self.cs)
+            if self.sv.check() != z3.sat:
+                self.unsat = True
+        return self.sv
+
+    def find(self, s, out, inputs):
+        st = self.store
+        cone = self.cs
+        hi = lo = None
+        hi_group = frozenset(self.targets) if self.free_hi else None
+        if not (self.free_hi and self.free_lo and self.free_div):
+            sv = self.solver()
+            if self.unsat:
+                return
+            v = sv.terms.var(s.name)
+            if self.free_hi:
+                pass
+            else:
+                if self.hi_groups is None:
+                    self.hi_groups = _jointly(sv, self.targets, lambda x, t: t > BIG, self.joint)
+                hi_group = self.hi_groups.get(s)
+            if not self.free_lo and self.lo_groups is None:
+                self.lo_groups = _jointly(sv, self.targets, lambda x, t: t <= (st.lower_bound(x) or 0), self.joint)
+            need_hi = hi_group is None
+            need_lo = not self.free_lo and s not in self.lo_groups
+            if need_hi or need_lo:
+                if sv.check() != z3.sat:
+                    return
+                start = sv.note(s, v)
+                if start is None:
+                    return
+                iv = st.interval(s)
+                floor = st.lower_bound(s) or 0
+                if need_hi:
+                    hi = _upper(sv, s, v, start, known_hi=iv[1])
+                if need_lo:
+                    lo = _lower(sv, s, v, start, floor, known_lo=iv[0])
         if hi is not None and lo is not None and hi == lo:
-            _add(out, store, cone, s, eq(s, hi), f"{s.name} == {hi}", "equal", hi, value=hi)
-            continue
+            _add(out, st, cone, s, eq(s, hi), f"{s.name} == {hi}", "equal", hi, value=hi)
+            return
         if lo is not None:
-            _add(out, store, cone, s, ge(s, lo), f"{s.name} >= {lo}", "lower", lo)
+            _add(out, st, cone, s, ge(s, lo), f"{s.name} >= {lo}", "lower", lo)
         if hi is not None:
-            _add(out, store, cone, s, le(s, hi), f"{s.name} <= {hi}", "upper", hi)
-        else:
-            _conditional_upper(out, store, sv, cone, s, v, inputs)
-        _divisibility(out, store, sv, cone, s, v, lo, hi)
-    return out + _premises(store, premises)
+            _add(out, st, cone, s, le(s, hi), f"{s.name} <= {hi}", "upper", hi)
+        elif hi_group is None or not self._with_all_others(s, hi_group):
+            # unbounded alone, perhaps only because another dim can be 0: is there a bound
+            # whenever the others are >= 1?  (not when a model had them all huge at once)
+            _conditional_upper(out, st, self.solver(), cone, s, self.solver().terms.var(s.name), inputs)
+        if not self.free_div and (hi is None or hi > 1):
+            self._divisibility(out, s, lo, hi)
+
+    def _with_all_others(self, s, group) -> bool:
+        """Was ``s`` witnessed huge in a model where every other input dim of the group
+        was huge too (so at least 1)?"""
+        missing = self._missing.get(group)
+        if missing is None:
+            missing = self._missing[group] = self.target_set - group
+        return missing <= {s}
+
+    def _divisibility(self, out, s, lo, hi):
+        sv = self.solver()
+        if self.div_groups is None:
+            self.div_groups = _jointly(sv, self.targets, lambda x, t: t % 420 == _UNIFORM_NO_DIV, self.joint)
+        if s in self.div_groups:
+            return
+        _divisibility(out, self.store, sv, self.cs, s, sv.terms.var(s.name), lo, hi)
 
 
 def _conditional_upper(out, store, sv, cone, s, v, inputs):
     """No upper bound at all: is there one whenever the other input dims are non-zero
     (``seq <= 128`` when ``batch >= 1``: an empty batch gathers no positions)?"""
-    others = [i.symbol for i in inputs if i.symbol is not s and i.symbol not in store.subst
-              and any(i.symbol in c.relation.symbols() for c in cone)]
+    syms = {x for c in cone for x in c.relation.symbols()}
+    others = [i.symbol for i in inputs if i.symbol is not s and i.symbol not in store.subst and i.symbol in syms]
     if not others:
         return
     extra = [sv.terms.var(o.name) >= 1 for o in others]
@@ -267,7 +588,7 @@ def _conditional_upper(out, store, sv, cone, s, v, inputs):
     start = sv.value(v)
     if start is None:
         return
-    hi = _upper(sv, v, start, extra)
+    hi = _upper(sv, s, v, start, extra)
     if hi is None:
         return
     cond = " and ".join(f"{o.name} >= 1" for o in sorted(others, key=lambda x: x.name))
@@ -307,9 +628,12 @@ def _divisibility(out, store, sv, cone, s, v, lo, hi):
     if hi is not None and hi <= 1:
         return
     found = None
+    seen = sv.seen.get(s, ())
     for m in MODULI:
         if found is not None and m % found:
             continue          # only multiples of a modulus already found can be stronger
+        if any(x % m for x in seen):
+            continue          # a model had s not divisible by m
         r = sv.check(v % m != 0)
         if r == z3.unsat:
             found = m
@@ -529,18 +853,24 @@ def _fix_assumption(result, assumptions, model) -> str:
     for c in assumptions:
         syms |= {x for x in c.relation.symbols() if store.info(x) is not None and store.info(x).kind == "input"}
     sv = _Solver(store, model)
-    if sv.check() != z3.sat:
+    try:
+        if sv.check() != z3.sat:
+            return "remove the assumption " + " / ".join(repr(c.provenance.message) for c in assumptions)
+    except OutOfBudget:
         return "remove the assumption " + " / ".join(repr(c.provenance.message) for c in assumptions)
     parts = []
     for s in sorted(syms, key=lambda x: x.name):
         v = sv.terms.var(s.name)
-        if sv.check() != z3.sat:
+        try:
+            if sv.check() != z3.sat:
+                continue
+            start = sv.value(v)
+            if start is None:
+                continue
+            hi = _upper(sv, s, v, start)
+            lo = _lower(sv, s, v, start, store.lower_bound(s) or 0)
+        except OutOfBudget:
             continue
-        start = sv.value(v)
-        if start is None:
-            continue
-        hi = _upper(sv, v, start)
-        lo = _lower(sv, v, start, store.lower_bound(s) or 0)
         if hi is not None and hi == lo:
             parts.append(f"{s.name} == {hi}")
             continue

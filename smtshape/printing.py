@@ -22,6 +22,18 @@ def show(e) -> str:
     return _show(e)
 
 
+BRIEF_OPS = 60     # past this many operations a term is described, not printed (``brief``)
+
+
+def brief(e) -> str:
+    """``show(e)`` for a term a person can read; a longer one (a chain of hundreds of
+    broadcasts) as ``<a term of N operations>``: for messages, whose text would
+    otherwise cost O(N) per node and be unreadable anyway.  Not parsed back."""
+    if isinstance(e, (int, bool)) or E.size(e) <= BRIEF_OPS:
+        return show(e)
+    return f"<a term of {E.size(e)} operations>"
+
+
 @lru_cache(maxsize=65536)
 def _show(e) -> str:
     try:

@@ -387,7 +387,8 @@ class Result:
     @property
     def specializations(self) -> "Specializations":
         if self._specs is None:
-            self._specs = Specializations(_specializations(self.store))   # smtshape/findings.py
+            specs, not_searched = _specializations(self.store)          # smtshape/findings.py
+            self._specs = Specializations(specs, not_searched=not_searched)
         return self._specs
 
     @property
@@ -413,6 +414,12 @@ class Result:
                                   "(simplifying exact broadcast / min / max terms, static values) were not asked: "
                                   "the budget of solver checks for them was spent; those dims stay exact terms",
                                   severity="info"))
+        if self.specializations.not_searched:
+            names = self.specializations.not_searched
+            out.append(Diagnostic("budget", f"the limits the model may force on {len(names)} input dim(s) were not "
+                                  f"searched ({', '.join(names[:8])}{', ...' if len(names) > 8 else ''}): the shared "
+                                  "budget of solver work ran out or the solver could not decide; none is reported "
+                                  "for them, which does not mean there is none", severity="warning"))
         for c in self.store.undecided:
             out.append(Diagnostic("undecided", f"could not decide {c.relation} (set aside, not used as a fact): "
                                   f"{c.provenance.message}", c.provenance.node, c.provenance.op_type, "warning"))
@@ -472,6 +479,7 @@ class Result:
                            "constraints": [_constraint_json(k) for k in c.constraints],
                            "suggested_fix": suggest_fix(c), "explanation": c.explain()}
                           for c in self.conflicts],
+            "findings_not_searched": list(self.specializations.not_searched),
             "specializations": [{"symbol": s.symbol, "relation": s.relation, "value": s.value,
                                  "nodes": s.nodes, "constraint_ids": [k.id for k in s.constraints],
                                  "assumptions": s.assumptions,

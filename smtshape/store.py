@@ -244,6 +244,7 @@ class Store:
         # so their cost stays bounded whatever the graph; past it, terms stay as they are
         self.optional_budget = 1_000_000      # Z3 resource units (rlimit), deterministic: 40x the corpus maximum
         self.optional_skipped = 0
+        self.findings_checks = 0                # solver checks the findings search made (findings.py)
         self.optional_questions = 0
         self.optional_rlimit = 200_000          # per optional check (a base check stays at rlimit)
         self._optional_now = False
@@ -964,7 +965,7 @@ class Store:
         syms: set = set()
         for r in rels:
             syms |= _rel_symbols(r)
-        env = self._point(syms, v)
+        env = self._uniform(syms, v)
         if not self._in_domain(env, v):
             return False
         memo = self._uniform_memo.setdefault(v, {})
@@ -975,8 +976,8 @@ class Store:
 
     def _in_domain(self, env: dict, v: int) -> bool:
         """Does "every symbol of ``env`` is ``v``" respect each symbol's domain?"""
-        if v >= 1:
-            return True
+        if v >= 1 or isinstance(env, _UniformEnv):
+            return True        # (a uniform env at 0 is made only when every lower bound is 0)
         for name in env:
             info = self.symbols.get(name)
             lo = self.lower_bound(info.symbol) if info is not None else 0
@@ -988,7 +989,7 @@ class Store:
         """(value, env) of each witness, over ``syms``, that respects their domains."""
         out = []
         for v in self._witnesses():
-            env = self._point(syms, v)
+            env = self._uniform(syms, v)
             if self._in_domain(env, v):
                 out.append((v, env))
         return out
@@ -1014,6 +1015,16 @@ class Store:
             except Exception:
                 pass
         return len(vals) > 1
+
+    def _uniform(self, syms, v):
+        """The point "every leaf symbol is ``v``" as an environment: a mapping that answers
+        ``v`` for every name but an alias's (evaluated from its definition), so it costs
+        nothing to make (``_point`` walks every definition ``syms`` reach: a chain of n
+        broadcasts made each question cost O(n)).  Under a domain with a positive lower
+        bound, the point at 0 is checked leaf by leaf (``_point``)."""
+        if v >= 1 or not self.domain.inputs_positive:
+            return _UniformEnv(v, self.symbols)
+        return self._point(syms, v)
 
     def _point(self, syms, v) -> dict:
         """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
@@ -1543,11 +1554,17 @@ class Store:
                     tainted |= E.free_symbols(s)
                 for x in tainted:
                     bad.add(find(x))
-            hit = ((find, {find(b) for b in bad}), key)
+            hit = ((find, {find(b) for b in bad}, {}), key)
             self._cache["broadcast_only"] = hit
-        find, bad = hit[0]
-        return all(isinstance(s, sympy.Symbol) and self.lower_bound(s) is not None
-                   and find(s) not in bad for s in syms)
+        find, bad, good = hit[0]        # (good: symbol -> its answer, memoized)
+        for s in syms:
+            ok = good.get(s)
+            if ok is None:
+                ok = good[s] = isinstance(s, sympy.Symbol) and self.lower_bound(s) is not None \
+                    and find(s) not in bad
+            if not ok:
+                return False
+        return True
 
     # ------------------------------------------------------------ export
     def exported(self) -> list[Constraint]:
@@ -1702,6 +1719,23 @@ def _minmax_bound(lhs, rhs):
 
 _OPS_INT = {"==": lambda d: d == 0, ">=": lambda d: d >= 0, ">": lambda d: d > 0,
             "<=": lambda d: d <= 0, "<": lambda d: d < 0}
+
+
+class _UniformEnv:
+    """An environment where every symbol is ``v`` but aliases (those are evaluated from
+    their definitions): ``Store._uniform``."""
+
+    __slots__ = ("v", "symbols")
+
+    def __init__(self, v, symbols):
+        self.v = v
+        self.symbols = symbols       # the store's name -> SymbolInfo
+
+    def get(self, name, default=None):
+        info = self.symbols.get(name)
+        if info is not None and info.kind == "alias":
+            return default
+        return self.v
 
 
 def _holds(r, env, defs, memo=None) -> bool:
