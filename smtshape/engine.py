@@ -167,16 +167,35 @@ class Engine:
                         self.store.reserved.add(label)
         for v in graph.inputs:
             if v.name in inits:
-                continue  # IR < 4: initializers listed as inputs are constants here
+                continue  # (an initializer listed as an input: below)
             if ir.is_container(v.type):
                 from .ops.sequence import declare_input   # sequence / optional inputs
                 self.values[v] = declare_input(self, v)
                 continue
             self.values[v] = TensorInfo(self._input_shape(v), v.dtype)
         declared = getattr(graph, "declared_inits", None) or {}
+        overridable = (getattr(self.model, "ir_version", 4) or 0) >= 4
         for name, v in inits.items():
-            self.values[v] = const_info(v.const_value, v.dtype)
-            self.check_initializer(v, declared.get(name))
+            d = declared.get(name)
+            self.check_initializer(v, d)
+            info = const_info(v.const_value, v.dtype)
+            if d is not None and overridable:
+                info = self._default_input(name, info, d)
+            self.values[v] = info
+
+    def _default_input(self, name, info, declared):
+        """An initializer that is also a graph input (IR >= 4) is a default a caller may
+        override (onnxruntime lets it be fed; under IR < 4 it is a constant): its shape is
+        the input's declaration.  Its value is used only where the declaration pins the
+        default's own shape, and then as a premise (an assumption listed in the result)."""
+        shape = self._input_shape(declared) if declared.shape is not None else None
+        if shape is not None and shape == info.shape:
+            if info.value is not None:
+                self.diagnostic("assumption", f"graph input '{name}' has a default (its initializer): the analysis "
+                                f"uses the default's value; a caller that feeds '{name}' may change the shapes "
+                                "that depend on it", severity="info")
+            return info
+        return TensorInfo(shape, declared.dtype or info.dtype)
 
     def check_initializer(self, v, declared=None):
         """An initializer's tensor must be well formed (``BadInput`` otherwise: onnx's
