@@ -13,11 +13,9 @@
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
 from . import expr as E
 from .constraints import Conflict, Provenance, eq
-from .errors import BadInput
 from .printing import show
 from .store import Verdict
 
@@ -58,22 +56,14 @@ def _input_symbol(st, name):
     return info.symbol if info is not None and info.kind == "input" else None
 
 
-@lru_cache(maxsize=4096)
 def _parsed_label(label: str):
     """(expression, the names it reads) of a dim_param, or None when it is not an
-    expression.  Each name is read as ``expr.symbol(name)``, the symbol the store makes for
-    an input dim of that name: the caller uses the expression only when every name is one.
-    (Memoized: exporters write the same labels on every model's outputs.)"""
-    from .parse import ParseError, parse_expr
-    names = []
-
-    def sym(name):
-        names.append(name)
-        return E.symbol(name)
-    try:
-        return parse_expr(label, symbol=sym), tuple(names)
-    except (ParseError, BadInput):
-        return None
+    expression (``graph.read_dim_param``, the one reader of dim_params).  Each name is read
+    as ``expr.symbol(name)``, the symbol the store makes for an input dim of that name:
+    the caller uses the expression only when every name is one."""
+    from .graph import read_dim_param
+    read = read_dim_param(label)
+    return (read[1], read[2]) if read[0] == "expr" else None
 
 
 def apply_override(engine, ctx):

@@ -247,7 +247,7 @@ class Constraint:
     id: int
     relation: Relation
     provenance: Provenance
-    kind: str = "rule"        # rule | assumption | annotation | domain
+    kind: str = "rule"        # rule | assumption | declaration (an input's own dim_param) | annotation | domain | definition | bound
     status: str = "open"      # open | trivial | absorbed | residual | conflict
 
     def __str__(self) -> str:

@@ -15,9 +15,9 @@ from typing import NamedTuple
 
 from . import irtypes as ir
 from . import registry, schemas
-from .constraints import Provenance, eq, violation
+from .constraints import Provenance, eq, ge, violation
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
-from .graph import sanitize, topo_order  # noqa: F401  (re-exported)
+from .graph import read_dim_param, topo_order  # noqa: F401  (re-exported)
 from .reader import Model, node_proto, proto_module, read_model
 from .errors import BadInput, Cannot, Invalid, RuleError
 from .store import Store
@@ -120,6 +120,9 @@ class Engine:
         self.unchecked: list[Unchecked] = []   # every node no rule checked, with the reason
         self.accepted_ops = frozenset(accepted_ops or ())   # ops accepted unchecked ("Op" or "domain::Op")
         self.input_dims: dict = {}    # (input name, axis) -> expr
+        self.expression_dims: dict = {}   # (input name, axis) -> a dim_param read as an expression
+        self.opaque_labels: dict = {}     # a dim_param that is neither a name nor an expression -> its symbol
+        self._nonneg_stated: set = set()  # expression dim_params whose ">= 0" is stated
         self.assumption_notes = 0
         self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
         self._cache_store = store     # the cache holds results derived in this store only
@@ -163,8 +166,12 @@ class Engine:
             if v.name not in inits and v.shape is not None:
                 for d in v.shape:
                     label = getattr(d, "value", None)
-                    if isinstance(label, str) and sanitize(label):
-                        self.store.reserved.add(label)
+                    if isinstance(label, str) and label:
+                        read = read_dim_param(label)
+                        if read[0] == "name":
+                            self.store.reserved.add(read[1])
+                        elif read[0] == "expr":
+                            self.store.reserved.update(read[2])
         for v in graph.inputs:
             if v.name in inits:
                 continue  # (an initializer listed as an input: below)
@@ -234,20 +241,43 @@ class Engine:
                 dims.append(d)
                 continue
             label = getattr(d, "value", None)
-            name = sanitize(label) if label else None
+            read = read_dim_param(label) if label else ("anonymous",)
             origin = Provenance("", "input", "input.dim",
                                 f"axis {axis} of graph input '{v.name}'" + (f" (dim_param '{label}')" if label else ""))
-            if name is not None:
-                s = self.store.declare(name, "input", origin)
+            if read[0] == "name":
+                s = self.store.declare(read[1], "input", origin)
+            elif read[0] == "expr":
+                s = self._dim_expression(v.name, axis, label, read[1], read[2])
+            elif read[0] == "opaque" and label in self.opaque_labels:
+                s = self.opaque_labels[label]          # (identical strings are one dim)
             else:
                 s = self.store.declare(self.store.fresh_name(f"{v.name}_d{axis}"), "input", origin,
                                        generated=True)
                 if label:
+                    self.opaque_labels[label] = s
                     self.diagnostic("warning", f"graph input '{v.name}' axis {axis} has dim_param {label!r}, "
-                                    f"which is not a plain name; it is treated as the symbol '{s.name}'")
+                                    f"which is neither a name nor an expression; it is the symbol '{s.name}' "
+                                    "(wherever that string is written)")
             dims.append(s)
             self.input_dims[(v.name, axis)] = s
         return tuple(dims)
+
+    def _dim_expression(self, value: str, axis: int, label: str, e, names):
+        """A dim_param that reads as an expression over names (``past_sequence_length +
+        sequence_length``): that expression over input symbols, each name one (declared
+        here when no input has it as a plain name yet); the dim being a size, ``e >= 0``
+        is a fact of the declaration (``n - 1`` says ``n >= 1``)."""
+        st = self.store
+        for n in names:
+            st.declare(n, "input", Provenance("", "input", "input.dim",
+                                              f"named in dim_param '{label}' of graph input '{value}' axis {axis}"))
+        self.expression_dims[(value, axis)] = label
+        if label not in self._nonneg_stated and st.interval(e)[0] < 0:
+            self._nonneg_stated.add(label)
+            st.add(ge(e, 0), Provenance("", "input", "input.dim",
+                                        f"graph input '{value}' axis {axis} has size {label}, which is >= 0"),
+                   kind="declaration")
+        return e
 
     def walk(self, graph):
         order = topo_order(graph)

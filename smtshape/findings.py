@@ -33,6 +33,9 @@ from .store import _sides
 PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact", "pool.float_exact"})
 
 BIG = 2 ** 62                  # no dim reaches it (int64 sizes)
+# constraints given, not found: the user's assumptions and the model's own input declarations
+# (``n - 1 >= 0`` for an input dim declared ``n-1``); what they imply alone is no finding
+_GIVEN = ("assumption", "declaration")
 _INF = float("inf")
 MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
 
@@ -462,7 +465,7 @@ def specializations(store) -> list[Specialization]:
                 out.append(spec)
             continue
         g = group_of.get(s)
-        if g is None or all(c.kind == "assumption" for c in g):
+        if g is None or all(c.kind in _GIVEN for c in g):
             continue
         gs = searches.get(id(g))
         if gs is None:
@@ -605,7 +608,7 @@ def _conditional_upper(out, store, sv, cone, s, v, inputs):
 def _pinned(store, s):
     ids = store.reasons.get(s, frozenset())
     cs = [store.constraints[i] for i in sorted(ids)]
-    if not cs or all(c.kind == "assumption" for c in cs):
+    if not cs or all(c.kind in _GIVEN for c in cs):
         return None
     val = store.canon(store.subst[s])
     if any(c.provenance.rule in PREMISE_RULES for c in cs):
@@ -659,7 +662,8 @@ def _premises(store, premises) -> list:
 
 
 def _assumptions_alone_imply(store, rel) -> bool:
-    """Is ``rel`` already implied by the user's own assumptions (then it is no finding)?"""
+    """Is ``rel`` already implied by the user's own assumptions and the model's input
+    declarations (then it is no finding)?"""
     from .z3bridge import Untranslatable, Z3Terms
     terms = Z3Terms()
     s = z3.Solver()
@@ -667,7 +671,7 @@ def _assumptions_alone_imply(store, rel) -> bool:
     syms = set(rel.symbols())
     any_assumption = False
     for c in store.constraints:
-        if c.kind == "assumption" and c.status != "conflict":
+        if c.kind in _GIVEN and c.status != "conflict":
             try:
                 s.add(terms.relation(c.relation))
             except Untranslatable:

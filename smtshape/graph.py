@@ -3,10 +3,12 @@
 Below ``engine`` and ``ops`` (both import it; it imports neither)."""
 from __future__ import annotations
 
+import re
 from collections import deque
+from functools import lru_cache
 
+from . import expr as E
 from . import irtypes as ir
-
 from .errors import BadInput
 
 
@@ -96,3 +98,36 @@ def sanitize(name: str) -> str | None:
             and len(name) <= 128:
         return name
     return None
+
+
+# ``floor(a / b)`` and ``ceiling(a / b)`` (sympy's and torch's spelling) as the expression
+# language's floordiv / ceildiv, for a quotient with no parentheses inside
+_FLOOR_CEIL = re.compile(r"\b(floor|ceil|ceiling)\(\s*([^()/]+?)\s*/\s*([^()/]+?)\s*\)")
+
+
+@lru_cache(maxsize=4096)
+def read_dim_param(label: str):
+    """What a ``dim_param`` says, one home for the question: ``("name", name)`` for a
+    plain identifier; ``("expr", expression, names)`` when the safe parser reads it as an
+    integer expression over names (``past_sequence_length + sequence_length``, ``2*n``,
+    ``n+1``, ``floor(h/2)``), each name as ``expr.symbol(name)``; else ``("opaque", label)``
+    (a name that is neither: identical strings are still one dim).  Memoized: exporters
+    write the same labels on every model."""
+    name = sanitize(label)
+    if name is not None:
+        return ("name", name)
+    from .parse import ParseError, parse_expr
+    text = _FLOOR_CEIL.sub(lambda m: f"{'floordiv' if m.group(1) == 'floor' else 'ceildiv'}"
+                                     f"({m.group(2)}, {m.group(3)})", label) if "(" in label else label
+    names: list = []
+
+    def sym(n):
+        names.append(n)
+        return E.symbol(n)
+    try:
+        e = parse_expr(text, symbol=sym)
+    except (ParseError, BadInput, RecursionError):
+        return ("opaque", label)
+    if isinstance(e, int) or not names:
+        return ("opaque", label)        # a number written as a name is still a name
+    return ("expr", e, tuple(dict.fromkeys(names)))

@@ -264,6 +264,8 @@ def findings_lines(result, binds: dict, st: Style) -> list[str]:
         lines.append(f"  {one_line(i.name)}: {one_line(i.origin.message)}")
     if len(inputs) > MAX_ITEMS:
         lines.append(f"  ... and {len(inputs) - MAX_ITEMS} more (--json lists them all)")
+    for (value, axis), label in list(result.engine.expression_dims.items())[:MAX_ITEMS]:
+        lines.append(f"  {one_line(value)}[{axis}]: {one_line(label)} (a dim_param read as an expression)")
     lines.append("")
     nodes = node_index(result)
     _section(lines, st, "conflicts", [explain_conflict(result, c, nodes) for c in result.conflicts])

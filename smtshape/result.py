@@ -469,6 +469,8 @@ class Result:
                             "bound_to": bound.get(i.name) if isinstance(bound.get(i.name), int) else None,
                             "origin": _prov_json(i.origin)}
                            for i in st.input_symbols()],
+            "expression_dims": [{"input": inp, "axis": axis, "dim_param": label}
+                                for (inp, axis), label in self.engine.expression_dims.items()],
             "data_symbols": {i.name: {"origin": str(i.origin), "provenance": _prov_json(i.origin),
                                       "upper": None if i.upper is None else show(st.canon(i.upper))}
                              for i in st.symbols.values() if i.kind == "data"},
