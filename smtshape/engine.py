@@ -18,7 +18,7 @@ from . import registry, schemas
 from .constraints import Provenance, eq, ge, violation
 from .context import Context, TensorInfo, const_info  # noqa: F401  (const_info re-exported)
 from .graph import read_dim_param, topo_order  # noqa: F401  (re-exported)
-from .reader import Model, node_proto, proto_module, read_model
+from .reader import Model, OtherType, node_proto, proto_module, read_model
 from .errors import BadInput, Cannot, Invalid, RuleError
 from .store import Store
 from .cache import RuleCache
@@ -228,7 +228,18 @@ class Engine:
         for rule, msg, fix in problems:
             self.store.add(violation(msg, fix), Provenance(v.name, "initializer", rule, msg))
 
+    def _not_analyzed(self, v, node=None):
+        """A value of a type smtshape does not analyze (a map, a sequence of maps): UNKNOWN,
+        and named in a diagnostic."""
+        where = f"output of {node.op_type} node '{node.name or node.op_type}'" if node is not None else "graph input"
+        self.diagnostic("warning", f"value '{v.name}' ({where}) has type {v.type.text}, which smtshape does not "
+                        "analyze: its shape is UNKNOWN", node.name if node is not None else "",
+                        node.op_type if node is not None else "", "info")
+
     def _input_shape(self, v):
+        if v.type.__class__ is OtherType:
+            self._not_analyzed(v)
+            return None
         if v.shape is None:
             self.diagnostic("warning", f"graph input '{v.name}' has no shape: its rank is unknown",
                             severity="warning")
@@ -287,6 +298,8 @@ class Engine:
                 for o in node.outputs:
                     if (o.shape is not None or o.dtype is not None) and o.name and not ir.is_container(o.type):
                         self.annotations[o] = o.shape      # (None: only the element type is declared)
+                    elif o.type.__class__ is OtherType:
+                        self._not_analyzed(o, node)
             self.run_node(node)
             if self.policy == "override":
                 from .annotations import apply_override

@@ -83,6 +83,39 @@ class SymDim:
         return f"SymDim({self.value!r})"
 
 
+class OtherType:
+    """A value type smtshape does not analyze (a map, a sequence of maps): named by
+    ``text`` (``seq(map(int64, float))``); such values are UNKNOWN."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return f"OtherType({self.text})"
+
+
+def type_text(tp) -> str:
+    """A TypeProto in the schemas' notation: ``tensor(float)``, ``seq(map(int64, float))``."""
+    kind = tp.WhichOneof("value")
+    if kind in ("tensor_type", "sparse_tensor_type"):
+        t = getattr(tp, kind)
+        dt = _dtype(t.elem_type) if t.elem_type else None
+        return f"{'tensor' if kind == 'tensor_type' else 'sparse_tensor'}({dt.name.lower() if dt else '?'})"
+    if kind == "sequence_type":
+        return f"seq({type_text(tp.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({type_text(tp.optional_type.elem_type)})"
+    if kind == "map_type":
+        kt = _dtype(tp.map_type.key_type)
+        vt = type_text(tp.map_type.value_type)
+        if vt.startswith("tensor("):
+            vt = vt[len("tensor("):-1]          # (the schemas write map(int64, float))
+        return f"map({kt.name.lower() if kt else '?'}, {vt})"
+    return kind or "?"
+
+
 class TensorType:
     """The type of a tensor value (sequence and optional types are onnx_ir's own)."""
 
@@ -131,8 +164,13 @@ def _set_type(v, tp):
     elif kind is not None:   # sequence, optional, map: onnx_ir's own type objects
         try:
             v.type = ir.serde.deserialize_type_proto_for_type(tp)
-        except Exception as e:
-            raise BadInput(f"malformed model: value '{v.name}' has a type onnx_ir cannot read: {e}") from None
+        except Exception:
+            # a type ONNX allows that onnx_ir does not read (a sequence of maps: a ZipMap's
+            # output): the value is not analyzed, the model is (never a bad input for it)
+            v.type = OtherType(type_text(tp))
+            v.dtype = None
+            v.shape = None
+            return
         v.dtype = getattr(v.type, "dtype", None)
         inner = tp       # like onnx_ir: the shape of the innermost tensor type
         while inner.WhichOneof("value") in ("sequence_type", "optional_type"):

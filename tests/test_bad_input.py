@@ -243,3 +243,26 @@ def test_mutated_model_bytes_give_a_result_or_bad_input_never_a_crash():
         except SmtShapeError:
             outcomes.add("bad input")
     assert outcomes == {"ok", "bad input"}
+
+
+def test_a_type_smtshape_does_not_analyze_is_unknown_and_named_never_bad_input(tmp_path, capsys):
+    """skl2onnx's default ZipMap output, seq(map(int64, float)): onnx's full checker accepts the
+    model; the value is UNKNOWN and named, the rest of the model analyzed (it was exit 2)."""
+    import onnx
+    from onnx import TensorProto, helper
+    from smtshape.cli import main
+    import smtshape
+    zip_out = helper.make_value_info("probs", helper.make_sequence_type_proto(
+        helper.make_map_type_proto(TensorProto.INT64, helper.make_tensor_type_proto(TensorProto.FLOAT, []))))
+    node = helper.make_node("ZipMap", ["p"], ["probs"], name="zip", domain="ai.onnx.ml", classlabels_int64s=[0, 1])
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["p"], name="relu"), node], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])], [zip_out])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("ai.onnx.ml", 1)])
+    onnx.checker.check_model(m, full_check=True)
+    res = smtshape.analyze(m)
+    assert [str(d) for d in res.shape("p")] == ["N", "2"] and res.shape("probs") is None
+    assert any("'probs'" in d.message and "seq(map(int64, float))" in d.message for d in res.diagnostics)
+    p = tmp_path / "zip.onnx"
+    onnx.save(m, str(p))
+    assert main(["check", str(p)]) in (0, 4)
+    assert "Traceback" not in capsys.readouterr().err
