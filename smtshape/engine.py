@@ -537,6 +537,12 @@ def onnx_node_fallback(ctx: Context):
                                       node.domain or "")
     except Exception:
         return
+    n_in, n_out = len(node.inputs), len(node.outputs)
+    if not schema.min_input <= n_in <= schema.max_input or not schema.min_output <= n_out <= schema.max_output:
+        ctx.conflict("onnx.schema", f"{node.op_type}'s schema (opset {schema.since_version}) takes "
+                     f"{schema.min_input} to {schema.max_input} inputs and {schema.min_output} to "
+                     f"{schema.max_output} outputs; the node has {n_in} and {n_out}")
+        return
     input_types = {}
     static = True
     proto = node_proto(node)

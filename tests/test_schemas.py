@@ -237,3 +237,16 @@ def test_an_initializer_that_is_also_an_input_is_a_default_the_caller_may_overri
     res = smtshape.analyze(_reshape_with_default(3, [2]))
     assert [d.expr for d in res.shape("y")] == [3, 4]
     assert not any("has a default" in d.message for d in res.diagnostics)
+
+
+def test_an_op_with_no_rule_is_checked_against_its_schema_arity_even_untyped():
+    """ONNX's own test: a schema registered at run time with no inputs, a node with two
+    untyped inputs: its arity is refused before any type is known."""
+    schema = onnx.defs.OpSchema("SmtEmptyIo", "", 1, inputs=[], outputs=[])
+    onnx.defs.register_schema(schema)
+    try:
+        res = smtshape.analyze(onnx.parser.parse_model(
+            """<ir_version: 7, opset_import: ["" : 1]> agraph (X, Y) => (Z) { Z = SmtEmptyIo(X, Y) }"""))
+    finally:
+        onnx.defs.deregister_schema("SmtEmptyIo", 1, "")
+    assert rules_of(res) == ["onnx.schema"] and "takes 0 to 0 inputs" in res.conflicts[0].explain()
