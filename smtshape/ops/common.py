@@ -7,25 +7,33 @@ from __future__ import annotations
 
 from .. import expr as E
 from ..constraints import any_of, eq
-from ..printing import show
+from ..errors import Cannot
+from ..printing import brief
 from ..store import Verdict
 
 
 def norm_axis(ctx, axis: int, rank: int | None, what: str = "axis") -> int:
-    """Map a possibly negative axis into [0, rank); fail the node when out of range."""
+    """Map a possibly negative axis into [0, rank); a conflict (``axis.range``) when out
+    of range.  With the rank unknown a non-negative axis is returned as it is (the caller
+    decides whether its range matters), one counted from the end stops the rule
+    (``Cannot.RANK_UNKNOWN``: where it points is not known)."""
     if rank is None:
         if axis < 0:
-            ctx.fail(f"{what} {axis} is negative and the input rank is unknown")
+            ctx.cannot(Cannot.RANK_UNKNOWN, f"{what} {axis} counts from the end and the input's rank is unknown")
         return axis
     if not -rank <= axis < rank:      # the node cannot run: a conflict, not only a warning
-        ctx.invalid("axis.range", f"{what} {axis} is out of range [-{rank}, {rank - 1}] for rank {rank}")
+        if rank == 0:
+            ctx.invalid("axis.range", f"{what} {axis} names an axis of a scalar (rank 0), which has none")
+        ctx.invalid("axis.range", f"{what} {axis} is out of range [-{rank}, {rank - 1}] for an input of rank {rank}",
+                    f"give {what} values within [-{rank}, {rank - 1}]")
     return axis + rank if axis < 0 else axis
 
 
 def norm_axes(ctx, axes, rank, what: str = "axes") -> list[int]:
     out = [norm_axis(ctx, int(a), rank, what) for a in axes]
     if len(set(out)) != len(out):
-        ctx.invalid("axis.unique", f"{what} {list(axes)} has duplicates")
+        ctx.invalid("axis.unique", f"{what} {list(axes)} name the same axis twice (rank {rank})",
+                    f"list each axis once in {what}")
     return out
 
 
@@ -67,7 +75,8 @@ def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
         return a
     if a == 1:
         return b
-    msg = f"inputs broadcast on axis {axis}: {show(a)} and {show(b)} must be equal or one of them 1"
+    def msg():     # (made only when stated: printing a long Bcast chain costs O(its size))
+        return f"inputs broadcast on axis {axis}: {brief(a)} and {brief(b)} must be equal or one of them 1"
     if isinstance(a, int) and isinstance(b, int):
         ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)  # records the conflict
         return ctx.unknown_dim(f"{rule.replace('.', '_')}_conflict")
@@ -76,7 +85,7 @@ def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
         ctx.engine.note_assumption("no_broadcast_one", ctx.name)
         ctx.cacheable = False
         ctx.require(eq(a, b), f"{rule}.assume_not_one",
-                    msg + " (assumed equal: symbolic dims are never 1)")
+                    lambda: msg() + " (assumed equal: symbolic dims are never 1)")
         return st.canon(a)
     c = ctx.require(any_of(eq(a, b), eq(a, 1), eq(b, 1)), rule, msg)
     if c.status == "conflict":

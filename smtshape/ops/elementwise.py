@@ -342,16 +342,37 @@ def _numeric_or_bool(ctx, dtype):
 def broadcasting(ctx):
     """Multidirectional (numpy) broadcasting of all inputs; values when known."""
     n = ctx.num_inputs
+    op = ctx.op_type
     if n < 1 or not all(ctx.has_input(i) for i in range(n)):
-        ctx.fail(f"needs all of its {n} inputs present")
-    if ctx.op_type not in ("Max", "Min", "Sum", "Mean") and n != 2:
-        ctx.fail(f"takes 2 inputs, has {n}")
+        ctx.invalid(f"{op.lower()}.inputs", f"{op} has {sum(ctx.has_input(i) for i in range(n))} of its {n} "
+                    "inputs given; every input must be present", f"give {op} all of its inputs")
+    if op not in ("Max", "Min", "Sum", "Mean") and n != 2:
+        ctx.invalid(f"{op.lower()}.inputs", f"{op} takes 2 inputs, has {n}", f"give {op} exactly 2 inputs")
+    if op == "Mod":
+        _check_fmod(ctx)
+    elif op == "BitShift":
+        d = ctx.attr("direction")
+        d = d.decode() if isinstance(d, bytes) else d
+        if d not in ("LEFT", "RIGHT"):
+            ctx.invalid("bitshift.direction", f"BitShift direction is {d!r}; it must be 'LEFT' or 'RIGHT'",
+                        "give BitShift direction 'LEFT' or 'RIGHT'")
     idx = list(range(n))
     out = broadcast_shapes(ctx, [ctx.shape(i) for i in idx], f"{ctx.op_type.lower()}.broadcast")
     dtype = _out_dtype(ctx)
     fn = _value_fn(ctx)
     val = bcast_values(ctx, idx, fn, out, dtype) if fn is not None else None
     ctx.set_output(0, out, dtype, value=val)
+
+
+def _check_fmod(ctx):
+    """Mod's ``fmod`` is 0 or 1, and 1 for floating-point inputs before opset 28 (onnxruntime
+    refuses a float Mod with fmod=0 there; Mod-28 defines it)."""
+    fmod = int(ctx.attr("fmod", 0))
+    if fmod not in (0, 1):
+        ctx.invalid("mod.fmod", f"Mod's fmod is {fmod}; it must be 0 or 1", "give Mod fmod 0 or 1")
+    if fmod == 0 and ctx.dtype(0) in FLOAT_TYPES and (ctx.opset or 28) < 28:
+        ctx.invalid("mod.fmod", f"Mod of {ctx.dtype(0).name} inputs has fmod=0; before opset 28 a floating-point "
+                    "Mod must set fmod=1", "set fmod=1 for floating-point inputs")
 
 
 def legacy_broadcast(ctx):
@@ -363,16 +384,19 @@ def legacy_broadcast(ctx):
     if a is not None and b is not None:
         if not ctx.attr("broadcast", 0):
             if len(a) != len(b):
-                ctx.fail(f"inputs have ranks {len(a)} and {len(b)} and broadcast=0")
+                ctx.invalid(rule, f"{ctx.op_type} inputs have ranks {len(a)} and {len(b)} with broadcast=0, which "
+                            "needs equal shapes", "set broadcast=1, or give both inputs the same shape")
             for k, (x, y) in enumerate(zip(a, b)):
                 ctx.equal(x, y, rule, f"inputs must have equal sizes on axis {k}: {show(x)} and {show(y)}")
         else:
             if len(b) > len(a):
-                ctx.fail(f"B has rank {len(b)} > rank {len(a)} of A")
+                ctx.invalid(rule, f"{ctx.op_type}'s B has rank {len(b)}, more than the rank {len(a)} of A it "
+                            "broadcasts onto", "give B a rank at most A's")
             start = ctx.attr("axis", len(a) - len(b))
             start = start + len(a) if start < 0 else start
             if start < 0 or start + len(b) > len(a):
-                ctx.fail(f"axis {ctx.attr('axis')} does not fit B of rank {len(b)} into A of rank {len(a)}")
+                ctx.invalid(rule, f"axis {ctx.attr('axis')} does not fit B of rank {len(b)} into A of rank {len(a)}",
+                            f"give an axis within [0, {len(a) - len(b)}]")
             for k, y in enumerate(b):
                 x = a[start + k]
                 if y != 1 and y != x:
@@ -386,7 +410,8 @@ def unidirectional(ctx, target, src, rule, what):
     if target is None or src is None:
         return
     if len(src) > len(target):
-        ctx.fail(f"{what} has rank {len(src)}, more than the rank {len(target)} it broadcasts onto")
+        ctx.invalid(rule, f"{what} has rank {len(src)}, more than the rank {len(target)} it broadcasts onto",
+                    f"give {what} a rank at most {len(target)}")
     off = len(target) - len(src)
     for k, d in enumerate(src):
         t = target[off + k]
@@ -415,14 +440,16 @@ for _op, _v in _BINARY_SINCE.items():
 def variadic_legacy(ctx):
     """Max/Min/Sum/Mean before opset 8: all inputs have the same shape."""
     shapes = [ctx.shape(i) for i in range(ctx.num_inputs) if ctx.has_input(i)]
+    rule = f"{ctx.op_type.lower()}.same_shape"
     if not shapes:
-        ctx.fail("needs at least 1 input")
+        ctx.invalid(f"{ctx.op_type.lower()}.inputs", f"{ctx.op_type} has no input", "give it at least one input")
     out = next((s for s in shapes if s is not None), None)
     for j, s in enumerate(shapes):
         if s is None or out is None:
             continue
         if len(s) != len(out):
-            ctx.fail(f"input {j} has rank {len(s)}, input 0 has rank {len(out)}")
+            ctx.invalid(rule, f"{ctx.op_type} input {j} has rank {len(s)} and another input rank {len(out)}; "
+                        f"before opset 8 all inputs have the same shape", "give every input the same shape")
         for k, (x, y) in enumerate(zip(out, s)):
             ctx.equal(x, y, f"{ctx.op_type.lower()}.same_shape",
                       f"inputs 0 and {j} must have equal sizes on axis {k}: {show(x)} and {show(y)}")
@@ -500,11 +527,19 @@ for _op in UNARY:
 def dropout(ctx):
     """Y = X's shape; the optional mask has the same shape (bool from opset 10)."""
     if not ctx.has_input(0):
-        ctx.fail("needs input 0")
-    for i in (1, 2):
+        ctx.invalid("dropout.inputs", "Dropout's data input is missing", "give Dropout its data input")
+    for i, what in ((1, "ratio"), (2, "training_mode")):
         r = ctx.rank(i)
         if r not in (None, 0):
-            ctx.fail(f"input {i} must be a scalar, has rank {r}")
+            ctx.invalid("dropout.scalar", f"Dropout's {what} has rank {r}; it must be a scalar",
+                        f"give Dropout a scalar {what}")
+    if ctx.has_input(1) and ctx.rank(1) == 0:
+        c = ctx.const(1)
+        if c is not None and c.size == 1 and c.dtype.kind == "f":
+            ratio = float(c.reshape(-1)[0])
+            if not 0 <= ratio < 1:
+                ctx.invalid("dropout.ratio", f"Dropout's ratio is {ratio}; it must be within [0, 1)",
+                            "give Dropout a ratio in [0, 1)")
     shape, dtype = ctx.shape(0), ctx.dtype(0)
     ctx.set_output(0, shape, dtype)
     if ctx.has_output(1):
@@ -517,14 +552,18 @@ register("", "Dropout", 1)(dropout)
 def clip(ctx):
     """Shape preserved; min/max from attributes (< 11) or scalar inputs (>= 11)."""
     if not ctx.has_input(0):
-        ctx.fail("needs input 0")
+        ctx.invalid("clip.inputs", "Clip's input is missing", "give Clip its input")
     shape, dtype = ctx.shape(0), ctx.dtype(0)
     lo = hi = None
     if (ctx.opset or 99) >= 11:
         for i in (1, 2):
-            r = ctx.rank(i)
-            if r not in (None, 0) and not (r == 1 and ctx.shape(i) == (1,)):
-                ctx.fail(f"input {i} ({'min' if i == 1 else 'max'}) must be a scalar, has rank {r}")
+            sh = ctx.shape(i)
+            # (the spec says scalar; onnxruntime and onnx's reference also run a 1-element vector)
+            if sh is not None and len(sh) == 1 and not isinstance(sh[0], int):
+                ctx.equal(sh[0], 1, "clip.scalar", f"Clip's {'min' if i == 1 else 'max'} holds one element")
+            elif sh is not None and len(sh) > 0 and not (len(sh) == 1 and sh[0] == 1):
+                ctx.invalid("clip.scalar", f"Clip's {'min' if i == 1 else 'max'} has shape {list(sh)}; it must be "
+                            "a scalar", f"give Clip a scalar {'min' if i == 1 else 'max'}")
         lo_v = values(ctx, 1) if ctx.has_input(1) else (None,)
         hi_v = values(ctx, 2) if ctx.has_input(2) else (None,)
         lo_known = not ctx.has_input(1) or (lo_v is not None and lo_v[0] is not None)
@@ -602,7 +641,11 @@ def cast(ctx):
     try:
         dst = ir.DataType(int(to))
     except ValueError:
-        ctx.fail(f"attribute 'to' = {to} is not a tensor data type")
+        ctx.invalid("cast.to", f"Cast's attribute 'to' is {to}, not an ONNX tensor element type",
+                    "give 'to' a TensorProto.DataType value")
+    if dst == ir.DataType.UNDEFINED:
+        ctx.invalid("cast.to", "Cast's attribute 'to' is 0 (UNDEFINED), not an element type",
+                    "give 'to' a TensorProto.DataType value")
     _cast_to(ctx, dst)
 
 

@@ -249,12 +249,15 @@ def _gather_nd(ctx, batch_dims: int):
     ds, ids = ctx.shape(0), ctx.shape(1)
     b = int(batch_dims)
     if b < 0:
-        ctx.fail(f"batch_dims {b} must be non-negative")
-    if ds is not None and len(ds) < 1 or ids is not None and len(ids) < 1:
-        ctx.fail("data and indices must have rank >= 1")
+        ctx.invalid("gathernd.batch_dims", f"batch_dims is {b}; it must be >= 0", "give batch_dims >= 0")
+    for s, what in ((ds, "data"), (ids, "indices")):
+        if s is not None and len(s) < 1:
+            ctx.invalid("gathernd.rank", f"GatherND's {what} is a scalar (rank 0); it must have rank >= 1",
+                        f"give GatherND {what} of rank >= 1")
     for s, what in ((ds, "data"), (ids, "indices")):
         if s is not None and b >= len(s):
-            ctx.fail(f"batch_dims {b} must be smaller than the {what} rank {len(s)}")
+            ctx.invalid("gathernd.batch_dims", f"batch_dims {b} is not below the {what} rank {len(s)}",
+                        f"give batch_dims < {len(s)}")
     if ds is not None and ids is not None:
         for k in range(b):
             ctx.equal(ds[k], ids[k], "gathernd.batch_dims",
@@ -265,9 +268,14 @@ def _gather_nd(ctx, batch_dims: int):
     if not isinstance(m, int):
         m = ctx.store.static_value(m)
     if m is None:
+        last = ctx.store.canon(ids[-1])
+        ctx.require(all_of(ge(last, 1), le(last, len(ds) - b)), "gathernd.index_depth",
+                    f"indices' last dim {show(last)} is within [1, data rank {len(ds)} - batch_dims {b}]")
         return ctx.set_output(0, None, ctx.dtype(0))
     if m < 1 or b + m > len(ds):
-        ctx.fail(f"indices last dim {m} must be in [1, data rank {len(ds)} - batch_dims {b}]")
+        ctx.invalid("gathernd.index_depth", f"indices' last dim is {m}; it must be within [1, data rank "
+                    f"{len(ds)} - batch_dims {b}] = [1, {len(ds) - b}]",
+                    "give each index tuple between 1 and rank(data) - batch_dims components")
     _nd_index_bounds(ctx, ds, ids, b, m, "gathernd.index_bound")
     ctx.set_output(0, tuple(ids[:-1]) + tuple(ds[b + m:]), ctx.dtype(0))
 
@@ -301,17 +309,26 @@ def gather_nd_12(ctx):
 
 
 # ---------------------------------------------------------------- Scatter family
+def _check_reduction(ctx):
+    """ScatterND / ScatterElements ``reduction``: none, add, mul (opset 16), max, min (opset 18)."""
+    red = ctx.attr("reduction", "none")
+    if isinstance(red, bytes):
+        red = red.decode()
+    allowed = ("none", "add", "mul", "max", "min") if (ctx.opset or 18) >= 18 else ("none", "add", "mul")
+    if red not in allowed:
+        ctx.invalid(f"{ctx.op_type.lower()}.reduction", f"reduction {red!r} is not one of {', '.join(allowed)} "
+                    f"(opset {ctx.opset})", f"give reduction one of {', '.join(allowed)}")
+
+
 @register("", "ScatterND", since_version=11)
 def scatter_nd(ctx):
     ctx.check_inputs(3, 3)
     ds, ids, us = ctx.shape(0), ctx.shape(1), ctx.shape(2)
-    red = ctx.attr("reduction", "none")
-    if isinstance(red, bytes):
-        red = red.decode()
-    if red not in ("none", "add", "mul", "max", "min"):
-        ctx.fail(f"unknown reduction {red!r}")
-    if ids is not None and len(ids) < 1:
-        ctx.fail("indices must have rank >= 1")
+    _check_reduction(ctx)
+    for sh, what in ((ds, "data"), (ids, "indices")):
+        if sh is not None and len(sh) < 1:
+            ctx.invalid("scatternd.rank", f"ScatterND's {what} is a scalar (rank 0); it must have rank >= 1",
+                        f"give ScatterND {what} of rank >= 1")
     if ds is not None and ids is not None:
         m = ctx.store.canon(ids[-1])
         if not isinstance(m, int):
@@ -340,11 +357,7 @@ def _scatter_elements(ctx):
     ds, ids, us = ctx.shape(0), ctx.shape(1), ctx.shape(2)
     r = next((len(s) for s in (ds, ids, us) if s is not None), None)
     axis = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
-    red = ctx.attr("reduction", "none")
-    if isinstance(red, bytes):
-        red = red.decode()
-    if red not in ("none", "add", "mul", "max", "min"):
-        ctx.fail(f"unknown reduction {red!r}")
+    _check_reduction(ctx)
     ok = _same_rank(ctx, 0, 1, f"{ctx.op_type.lower()}.rank", "data", "indices")
     ok = _same_rank(ctx, 1, 2, f"{ctx.op_type.lower()}.rank", "indices", "updates") and ok
     rid = ctx.op_type.lower()
@@ -373,24 +386,45 @@ def one_hot(ctx):
     ids = ctx.shape(0)
     vs = ctx.shape(2)
     if vs is not None:
-        ctx.equal(numel(vs), 2, "onehot.values", f"values must hold 2 elements (off, on), has {show(numel(vs))}")
+        if len(vs) != 1:
+            ctx.invalid("onehot.values", f"OneHot's values has rank {len(vs)} (shape {list(vs)}); it must be a "
+                        "1-D tensor of 2 elements (off, on)", "give OneHot values = [off_value, on_value]")
+        if isinstance(vs[0], int) and vs[0] != 2:
+            ctx.invalid("onehot.values", f"OneHot's values has {vs[0]} elements; it must hold exactly 2 (off, on)",
+                        "give OneHot values = [off_value, on_value]")
+        ctx.equal(vs[0], 2, "onehot.values", lambda: f"values holds 2 elements (off, on), has {show(vs[0])}")
     ds = ctx.shape(1)
     if ds is not None:
-        ctx.equal(numel(ds), 1, "onehot.depth", f"depth must hold exactly 1 element, has {show(numel(ds))}")
+        if len(ds) > 1:
+            ctx.invalid("onehot.depth", f"OneHot's depth has rank {len(ds)}; it must be a scalar or a 1-D tensor of "
+                        "one element", "give OneHot a scalar depth")
+        n = numel(ds)
+        if isinstance(n, int) and n != 1:
+            ctx.invalid("onehot.depth", f"OneHot's depth has shape {list(ds)} ({n} elements); it must hold "
+                        "exactly one element", "give OneHot a scalar depth")
+        ctx.equal(n, 1, "onehot.depth", lambda: f"depth holds exactly 1 element, has {show(n)}")
     if ids is not None and len(ids) < 1:
-        ctx.fail("indices must have rank >= 1")
-    r = None if ids is None else len(ids) + 1
-    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+        ctx.invalid("onehot.indices", "OneHot's indices is a scalar (rank 0); it must have rank >= 1",
+                    "give OneHot indices of rank >= 1")
+    if (ctx.opset or 11) < 11:
+        v = ctx.value(0)
+        neg = sorted({_int(x) for x in v if _int(x) is not None and _int(x) < 0}) if v is not None else []
+        if neg:
+            ctx.invalid("onehot.indices", f"OneHot indices {neg} are below 0; before opset 11 indices must be "
+                        "non-negative", "use indices >= 0, or OneHot from opset 11")
     depth = _scalar_input(ctx, 1)
-    if depth is None:
-        depth = ctx.data_symbol("depth", None, "OneHot depth is known only at run time")
-    else:
-        if isinstance(depth, int) and depth < 1:
-            ctx.fail(f"depth {depth} must be positive")
-        if not isinstance(depth, int):
-            ctx.require(ge(depth, 1), "onehot.depth_positive", f"depth {show(depth)} must be positive")
+    # (onnx's inference and its reference take a depth of 0; onnxruntime refuses it)
+    if isinstance(depth, int) and depth < 0:
+        ctx.invalid("onehot.depth", f"OneHot's depth is {depth}; the number of classes must be >= 0",
+                    "give OneHot a non-negative depth")
     if ids is None:
         return ctx.set_output(0, None, ctx.dtype(2))
+    r = len(ids) + 1
+    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), r)
+    if depth is None:
+        depth = ctx.data_symbol("depth", None, "OneHot depth is known only at run time")
+    elif not isinstance(depth, int):
+        ctx.require(ge(depth, 0), "onehot.depth", f"depth {show(depth)} is >= 0")
     out = list(ids)
     out.insert(axis, depth)
     ctx.set_output(0, out, ctx.dtype(2))
@@ -402,12 +436,15 @@ def compress(ctx):
     ctx.check_inputs(2, 2)
     xs, cs = ctx.shape(0), ctx.shape(1)
     if cs is not None and len(cs) != 1:
-        ctx.fail(f"condition must be 1-D, has rank {len(cs)}")
+        ctx.invalid("compress.condition", f"Compress's condition has rank {len(cs)}; it must be a 1-D tensor",
+                    "give Compress a 1-D condition")
     axis = ctx.attr("axis")
-    if axis is not None:
-        axis = norm_axis(ctx, int(axis), None if xs is None else len(xs))
     if xs is None:
-        return ctx.set_output(0, None, ctx.dtype(0))
+        n = ctx.data_symbol("compress_n", cs[0] if cs is not None else None,
+                            "number of true condition entries, known only at run time")
+        return ctx.set_output(0, None if axis is not None else (n,), ctx.dtype(0))
+    if axis is not None:
+        axis = norm_axis(ctx, int(axis), len(xs))
     dim = numel(xs) if axis is None else xs[axis]
     n = _count_true(ctx, dim)
     if n is None:
@@ -468,17 +505,17 @@ def _known_array(ctx, i, shape):
 # ---------------------------------------------------------------- TopK
 def _topk(ctx, k):
     xs = ctx.shape(0)
-    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), None if xs is None else len(xs))
+    if isinstance(k, int) and k < 0:
+        ctx.invalid("topk.k", f"TopK's k is {k}; it must be >= 0", "give TopK a k >= 0")
     if xs is None:
         ctx.set_output(0, None, ctx.dtype(0))
         ctx.set_output(1, None, INT64)
         return
+    axis = norm_axis(ctx, int(ctx.attr("axis", -1)), len(xs))
     dim = xs[axis]
     if k is None:
         k = ctx.data_symbol("topk_k", dim, f"TopK k on axis {axis} is known only at run time (k <= {show(dim)})")
     else:
-        if isinstance(k, int) and k < 0:
-            ctx.fail(f"k {k} must be non-negative")
         if not isinstance(k, int):
             ctx.require(ge(k, 0), "topk.k_nonneg", f"k ({show(k)}) must be non-negative")
         ctx.require(le(k, dim), "topk.k", f"k ({show(k)}) must not exceed axis {axis} ({show(dim)})")
@@ -500,7 +537,11 @@ def topk_10(ctx):
     ks = ctx.shape(1)
     if ks is not None:
         if len(ks) != 1:
-            ctx.fail(f"K must be a 1-D tensor of one element, has rank {len(ks)}")
+            ctx.invalid("topk.k_shape", f"TopK's K has rank {len(ks)}; it must be a 1-D tensor of one element",
+                        "give TopK K as a 1-D tensor [k]")
+        if isinstance(ks[0], int) and ks[0] != 1:
+            ctx.invalid("topk.k_shape", f"TopK's K has {ks[0]} elements; it must hold exactly one",
+                        "give TopK K as a 1-D tensor [k]")
         ctx.equal(ks[0], 1, "topk.k_shape", f"K must hold exactly one element, has {show(ks[0])}")
     _topk(ctx, _scalar_input(ctx, 1))
 
@@ -511,8 +552,8 @@ def unique(ctx):
     ctx.check_inputs(1, 1)
     xs = ctx.shape(0)
     axis = ctx.attr("axis")
-    if axis is not None:
-        axis = norm_axis(ctx, int(axis), None if xs is None else len(xs))
+    if axis is not None and xs is not None:
+        axis = norm_axis(ctx, int(axis), len(xs))
     if xs is None:
         ctx.set_output(0, None, ctx.dtype(0))
         n = ctx.unknown_dim("unique_u")
@@ -553,10 +594,12 @@ def non_max_suppression(ctx):
     bs, ss = ctx.shape(0), ctx.shape(1)
     for s, what in ((bs, "boxes"), (ss, "scores")):
         if s is not None and len(s) != 3:
-            ctx.fail(f"{what} must have rank 3, has {len(s)}")
+            ctx.invalid("nms.rank", f"NonMaxSuppression's {what} has rank {len(s)}; it must have rank 3",
+                        f"give {what} the shape [batches, " + ("boxes, 4]" if what == "boxes" else "classes, boxes]"))
     cpb = int(ctx.attr("center_point_box", 0))
     if cpb not in (0, 1):
-        ctx.fail(f"center_point_box must be 0 or 1, is {cpb}")
+        ctx.invalid("nms.center_point_box", f"center_point_box is {cpb}; it must be 0 or 1",
+                    "give center_point_box 0 (corners) or 1 (center and size)")
     if bs is not None:
         ctx.equal(bs[2], 4, "nms.box_size", f"boxes axis 2 must be 4, is {show(bs[2])}")
     if bs is not None and ss is not None:

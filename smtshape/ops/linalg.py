@@ -16,11 +16,14 @@ from .common import broadcast_shapes, unify
 
 # ---------------------------------------------------------------- MatMul
 def _matmul_shape(ctx, a, b, what: str = "MatMul"):
-    """numpy.matmul's output shape for shapes ``a`` and ``b`` (None if a rank is unknown)."""
+    """numpy.matmul's output shape for shapes ``a`` and ``b``, with its relations."""
+    for sh in (a, b):
+        if sh is not None and len(sh) == 0:
+            ctx.invalid(f"{what.lower()}.rank", f"{what} of a scalar: the operands have ranks "
+                        f"{'?' if a is None else len(a)} and {'?' if b is None else len(b)}; both must have rank >= 1",
+                        "multiply scalars with Mul")
     if a is None or b is None:
         return None
-    if len(a) == 0 or len(b) == 0:
-        ctx.fail(f"{what} operands must have rank >= 1 (got ranks {len(a)} and {len(b)})")
     a_vec, b_vec = len(a) == 1, len(b) == 1
     a2 = (1,) + tuple(a) if a_vec else tuple(a)
     b2 = tuple(b) + (1,) if b_vec else tuple(b)
@@ -61,10 +64,14 @@ def _gemm(ctx):
     ctx.check_inputs(2, 3)
     a, b = ctx.shape(0), ctx.shape(1)
     ta, tb = int(ctx.attr("transA", 0)), int(ctx.attr("transB", 0))
-    if a is not None and len(a) != 2:
-        ctx.fail(f"Gemm input A must have rank 2, has rank {len(a)}")
-    if b is not None and len(b) != 2:
-        ctx.fail(f"Gemm input B must have rank 2, has rank {len(b)}")
+    for sh, what in ((a, "A"), (b, "B")):
+        if sh is not None and len(sh) != 2:
+            ctx.invalid("gemm.rank", f"Gemm's {what} has rank {len(sh)}; it must be a matrix (rank 2)",
+                        "use MatMul for batched or vector products")
+    c = ctx.shape(2) if ctx.has_input(2) else None
+    if c is not None and len(c) > 2:
+        ctx.invalid("gemm.c_rank", f"Gemm's C has rank {len(c)}; it must broadcast to (M, N): rank <= 2",
+                    "give C a shape (M, N), (N), (1, N), (M, 1) or a scalar")
     if a is None or b is None:
         ctx.set_output(0, None, ctx.dtype(0))
         return
@@ -74,10 +81,7 @@ def _gemm(ctx):
           f"Gemm inner dims: A{'^T' if ta else ''} has K = {show(k1)} (transA={ta}) and "
           f"B{'^T' if tb else ''} has K = {show(k2)} (transB={tb}); they must be equal")
     m, n = ctx.store.canon(m), ctx.store.canon(n)
-    c = ctx.shape(2) if ctx.has_input(2) else None
     if c is not None:
-        if len(c) > 2:
-            ctx.fail(f"Gemm input C must have rank <= 2, has rank {len(c)}")
         target = (m, n)[2 - len(c):]
         for j, (cd, td) in enumerate(zip(c, target)):
             if cd == td or cd == 1:
@@ -93,19 +97,24 @@ register("", "Gemm", since_version=1)(_gemm)
 
 
 # ---------------------------------------------------------------- Einsum
-def _parse_term(ctx, term: str):
+def _bad_equation(ctx, eqn, why):
+    ctx.invalid("einsum.equation", f"Einsum equation '{eqn}' {why}", "write the equation as 'ab,bc->ac' with "
+                "letters, at most one '...' per term and one '->'")
+
+
+def _parse_term(ctx, term: str, eqn: str):
     """A term as a list of letters with at most one '...' (kept as the item '...')."""
     out, i = [], 0
     while i < len(term):
         ch = term[i]
         if term.startswith("...", i):
             if "..." in out:
-                ctx.fail(f"Einsum term '{term}' has more than one ellipsis")
+                _bad_equation(ctx, eqn, f"has more than one ellipsis in the term '{term}'")
             out.append("...")
             i += 3
             continue
-        if not ch.isalpha():
-            ctx.fail(f"Einsum term '{term}' has an invalid character {ch!r}")
+        if not (ch.isascii() and ch.isalpha()):
+            _bad_equation(ctx, eqn, f"has the character {ch!r} in the term '{term}' (only letters and '...')")
         out.append(ch)
         i += 1
     return out
@@ -114,10 +123,10 @@ def _parse_term(ctx, term: str):
 def _parse_equation(ctx, eqn: str):
     eqn = eqn.replace(" ", "")
     if eqn.count("->") > 1:
-        ctx.fail(f"Einsum equation '{eqn}' has more than one '->'")
+        _bad_equation(ctx, eqn, "has more than one '->'")
     lhs, arrow, rhs = eqn.partition("->")
-    terms = [_parse_term(ctx, t) for t in lhs.split(",")]
-    out = _parse_term(ctx, rhs) if arrow else None
+    terms = [_parse_term(ctx, t, eqn) for t in lhs.split(",")]
+    out = _parse_term(ctx, rhs, eqn) if arrow else None
     return terms, out
 
 
@@ -126,28 +135,46 @@ def einsum(ctx):
     eqn = ctx.require_attr("equation")
     if isinstance(eqn, bytes):
         eqn = eqn.decode()
-    terms, out_term = _parse_equation(ctx, str(eqn))
+    eqn = str(eqn)
+    terms, out_term = _parse_equation(ctx, eqn)
     n_in = sum(1 for i in range(ctx.num_inputs) if ctx.has_input(i))
-    if len(terms) != n_in:
-        ctx.fail(f"Einsum equation has {len(terms)} operand terms but the node has {n_in} inputs")
+    if len(terms) != n_in or n_in != ctx.num_inputs:
+        ctx.invalid("einsum.operands", f"Einsum equation '{eqn}' names {len(terms)} operands but the node has "
+                    f"{n_in} inputs", "give one equation term per input")
+    if out_term is not None:
+        # (a '...' in the output only stands for no axis: onnx's inference, numpy and onnxruntime agree)
+        rep = sorted({x for x in out_term if x != "..." and out_term.count(x) > 1})
+        if rep:
+            ctx.invalid("einsum.output", f"Einsum equation '{eqn}' names the output letters {rep} more than once",
+                        "name each output letter once")
+        have = {x for t in terms for x in t}
+        missing = sorted({x for x in out_term if x != "..." and x not in have})
+        if missing:
+            ctx.invalid("einsum.output", f"Einsum equation '{eqn}': the output letters {missing} appear in no operand",
+                        "use only letters of the operands in the output")
     shapes = [ctx.shape(i) for i in range(len(terms))]
-    if out_term is not None and "..." in out_term and not any("..." in t for t in terms):
-        ctx.fail("Einsum output has an ellipsis that no operand has")
-    if any(s is None for s in shapes):
-        ctx.set_output(0, None, ctx.dtype(0))
-        return
     letters: dict = {}
     ell_shapes = []
+    ell_rank = None
     for i, (t, s) in enumerate(zip(terms, shapes)):
+        if s is None:
+            continue
         n_letters = sum(1 for x in t if x != "...")
         if "..." in t:
             n_ell = len(s) - n_letters
             if n_ell < 0:
-                ctx.fail(f"Einsum operand {i} has rank {len(s)}, fewer than the {n_letters} letters of its term")
+                ctx.invalid("einsum.rank", f"Einsum operand {i} has rank {len(s)}, fewer than the {n_letters} letters "
+                            f"of its term '{''.join(t)}' in '{eqn}'", "give the operand one axis per letter")
+            if ell_rank is not None and n_ell != ell_rank[0]:
+                ctx.invalid("einsum.ellipsis", f"Einsum '{eqn}': the '...' of operand {i} stands for {n_ell} axes, "
+                            f"that of operand {ell_rank[1]} for {ell_rank[0]}; every '...' must stand for the same "
+                            "number of axes", "give the operands the same number of '...' axes")
+            ell_rank = ell_rank or (n_ell, i)
         else:
             n_ell = 0
             if len(s) != n_letters:
-                ctx.fail(f"Einsum operand {i} has rank {len(s)} but its term names {n_letters} axes")
+                ctx.invalid("einsum.rank", f"Einsum operand {i} has rank {len(s)} but its term '{''.join(t)}' in "
+                            f"'{eqn}' names {n_letters} axes", "give the operand one axis per letter")
         axis = 0
         for x in t:
             if x == "...":
@@ -163,24 +190,24 @@ def einsum(ctx):
             else:
                 letters[x] = (d, f"operand {i} axis {axis}")
             axis += 1
-    ell = broadcast_shapes(ctx, ell_shapes, "einsum.ellipsis") if ell_shapes else ()
+    any_ell = any("..." in t for t in terms)
     if out_term is None:
         counts: dict = {}
         for t in terms:
             for x in t:
                 if x != "...":
                     counts[x] = counts.get(x, 0) + 1
-        out_term = (["..."] if ell_shapes else []) + sorted(x for x, c in counts.items() if c == 1)
+        out_term = (["..."] if any_ell else []) + sorted(x for x, c in counts.items() if c == 1)
+    if any(s is None and "..." in t for s, t in zip(shapes, terms)) and "..." in out_term:
+        ctx.set_output(0, None, ctx.dtype(0))      # (the '...' axes of an operand of unknown rank)
+        return
+    ell = broadcast_shapes(ctx, ell_shapes, "einsum.ellipsis") if ell_shapes else ()
     out = []
-    seen = set()
     for x in out_term:
         if x == "...":
             out.extend(ell)
-            continue
-        if x in seen:
-            ctx.fail(f"Einsum output names letter '{x}' twice")
-        seen.add(x)
-        if x not in letters:
-            ctx.fail(f"Einsum output letter '{x}' does not appear in any operand")
-        out.append(ctx.store.canon(letters[x][0]))
+        elif x in letters:
+            out.append(ctx.store.canon(letters[x][0]))
+        else:
+            out.append(ctx.unknown_dim("einsum_dim"))      # (a letter of operands of unknown rank only)
     ctx.set_output(0, tuple(out), ctx.dtype(0))

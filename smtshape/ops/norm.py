@@ -18,22 +18,31 @@ from .elementwise import unidirectional
 
 
 def _channel(ctx, x, what="X"):
-    """C = X.shape[1] (None when the rank is unknown); fails when the rank is < 2."""
+    """C = X.shape[1] (None when the rank is unknown); a conflict when the rank is < 2."""
     if x is None:
         return None
     if len(x) < 2:
-        ctx.fail(f"{what} must have rank >= 2 (N x C x ...), has rank {len(x)}")
+        ctx.invalid(f"{_family(ctx)}.rank", f"{ctx.op_type}'s {what} has rank {len(x)}; it must have rank >= 2 "
+                    "(N x C x ...)", "give the input a batch and a channel axis")
     return x[1]
 
 
+def _family(ctx) -> str:
+    return {"BatchNormalization": "batchnorm", "InstanceNormalization": "instancenorm",
+            "GroupNormalization": "groupnorm", "LayerNormalization": "layernorm"}.get(ctx.op_type,
+                                                                                       ctx.op_type.lower())
+
+
 def _param_is(ctx, i, size, rule, what):
-    """Input ``i`` is 1-D of length ``size``."""
+    """Input ``i`` is 1-D (a conflict otherwise) of length ``size`` (when known)."""
     s = ctx.shape(i)
-    if s is None or size is None:
+    if s is None:
         return
     if len(s) != 1:
-        ctx.fail(f"{what} must be 1-D, has rank {len(s)}")
-    ctx.equal(s[0], size, rule, lambda: f"{what} length {show(s[0])} must equal the channel count {show(size)}")
+        ctx.invalid(f"{_family(ctx)}.param_rank", f"{ctx.op_type}'s {what} has rank {len(s)} (shape "
+                    f"{[show(d) for d in s]}); it must be a 1-D tensor", f"give {what} the shape [C]")
+    if size is not None:
+        ctx.equal(s[0], size, rule, lambda: f"{what} length {show(s[0])} must equal the channel count {show(size)}")
 
 
 # ------------------------------------------------------------ BatchNormalization
@@ -42,8 +51,24 @@ def batch_norm(ctx):
     ``spatial=0`` before opset 9); the training outputs have shape (C,)."""
     ctx.check_inputs(5, 5)
     x = ctx.shape(0)
-    spatial = int(ctx.attr("spatial", 1)) if (ctx.opset or 99) < 9 else 1
-    c = _channel(ctx, x)
+    opset = ctx.opset or 99
+    spatial = int(ctx.attr("spatial", 1)) if opset < 9 else 1
+    if x is not None and len(x) == 0:
+        ctx.invalid("batchnorm.rank", "BatchNormalization's X is a scalar (rank 0); it must be (N x C x ...) or "
+                    "a 1-D (N) tensor", "give X a batch axis")
+    # a 1-D X of size N has one channel (the spec: "C is assumed to be 1")
+    c = None if x is None else (x[1] if len(x) > 1 else 1)
+    if opset >= 14:
+        training = int(ctx.attr("training_mode", 0))
+        extra = [k for k in (1, 2) if ctx.has_output(k)]
+        if training and len(extra) != 2:
+            ctx.invalid("batchnorm.outputs", "BatchNormalization with training_mode=1 has "
+                        f"{1 + len(extra)} outputs; it must have 3 (Y, running_mean, running_var)",
+                        "give it the outputs Y, running_mean and running_var")
+        if not training and extra:
+            ctx.invalid("batchnorm.outputs", "BatchNormalization with training_mode=0 has "
+                        f"{1 + len(extra)} outputs; it has only Y then", "drop the running_mean / running_var "
+                        "outputs, or set training_mode=1")
     if spatial:
         for i, what in ((1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")):
             _param_is(ctx, i, c, "batchnorm.channels", what)
@@ -81,7 +106,7 @@ def group_norm(ctx):
     g = ctx.require_attr("num_groups")
     g = int(g)
     if g <= 0:
-        ctx.fail(f"num_groups must be positive, is {g}")
+        ctx.invalid("groupnorm.num_groups", f"num_groups is {g}; it must be >= 1", "give num_groups >= 1")
     c = _channel(ctx, x)
     if c is not None:
         ctx.require(eq(E.mod(c, g), 0), "groupnorm.divisible",
@@ -107,7 +132,8 @@ def lrn(ctx):
     ctx.check_inputs(1, 1)
     size = ctx.require_attr("size")
     if int(size) <= 0:
-        ctx.fail(f"size must be positive, is {size}")
+        ctx.invalid("lrn.size", f"LRN size is {size}; the number of channels to sum over must be >= 1",
+                    "give LRN a size >= 1")
     x = ctx.shape(0)
     _channel(ctx, x)
     ctx.set_output(0, x, ctx.dtype(0))
@@ -128,11 +154,10 @@ def softmax(ctx):
     x = ctx.shape(0)
     axis = int(ctx.attr("axis", 1 if (ctx.opset or 99) < 13 else -1))
     if x is not None:
-        if (ctx.opset or 99) < 13:
-            if not -len(x) <= axis <= len(x) and not (len(x) == 0 and axis in (0, 1, -1)):
-                ctx.fail(f"axis {axis} is out of range for rank {len(x)}")
-        elif len(x) > 0 or axis not in (0, -1):
-            norm_axis(ctx, axis, len(x))
+        if len(x) == 0:
+            ctx.invalid(f"{ctx.op_type.lower()}.rank", f"{ctx.op_type} of a scalar (rank 0): its input must have "
+                        "rank >= 1", f"give {ctx.op_type} an input of rank >= 1")
+        norm_axis(ctx, axis, len(x))
     ctx.set_output(0, x, ctx.dtype(0))
 
 
@@ -140,8 +165,13 @@ def cumsum(ctx):
     ctx.check_inputs(2, 2)
     x = ctx.shape(0)
     ar = ctx.shape(1)
+    # (the spec says a 0-D tensor; onnxruntime also runs a 1-element vector)
     if ar is not None and not (len(ar) == 0 or (len(ar) == 1 and ar[0] == 1)):
-        ctx.fail(f"axis must be a scalar, has shape {ar}")
+        ctx.invalid("cumsum.axis", f"CumSum's axis has shape {[show(d) for d in ar]}; it must be a scalar",
+                    "give CumSum a scalar axis")
+    if x is not None and len(x) == 0:
+        ctx.invalid("cumsum.rank", "CumSum of a scalar (rank 0): no axis to sum along", "give CumSum an input of "
+                    "rank >= 1")
     av = ctx.int_values(1)
     axis = None
     if av is not None and len(av) == 1 and isinstance(av[0], int) and x is not None:
@@ -168,10 +198,12 @@ def trilu(ctx):
     ctx.check_inputs(1, 2)
     x = ctx.shape(0)
     if x is not None and len(x) < 2:
-        ctx.fail(f"input must have rank >= 2, has rank {len(x)}")
+        ctx.invalid("trilu.rank", f"Trilu's input has rank {len(x)}; it must have rank >= 2 (a batch of matrices)",
+                    "give Trilu an input of rank >= 2")
     r = ctx.rank(1)
     if r not in (None, 0) and not (r == 1 and ctx.shape(1) == (1,)):
-        ctx.fail(f"k must be a scalar, has rank {r}")
+        ctx.invalid("trilu.k", f"Trilu's k has shape {[show(d) for d in ctx.shape(1)]}; it must be a scalar",
+                    "give Trilu a scalar k")
     ctx.set_output(0, x, ctx.dtype(0))
 
 

@@ -16,7 +16,7 @@ from .. import irtypes as ir
 
 from .. import expr as E
 from ..registry import register
-from .common import norm_axes, norm_axis
+from .common import norm_axis
 from .elementwise import fit, is_int
 
 _VALUE_FOLD = {"ReduceSum": (E.add, 0), "ReduceProd": (E.mul, 1), "ReduceMax": (E.smax, None),
@@ -65,7 +65,8 @@ def _reduce_known(ctx, shape, axes, keep, noop):
             return
         axes = list(range(r))
     else:
-        axes = norm_axes(ctx, axes, r)
+        # (repeated axes run in onnxruntime, and the spec does not ask for distinct ones)
+        axes = list(dict.fromkeys(norm_axis(ctx, int(a), r, "axes") for a in axes))
     out = tuple(1 if k in axes else d for k, d in enumerate(shape) if keep or k not in axes)
     ctx.set_output(0, out, ctx.dtype(0), value=_reduce_values(ctx, shape, axes, keep, out))
 
@@ -83,9 +84,10 @@ def _reduce_unknown_axes(ctx, shape, keep, noop):
         out = [d if d == 1 else ctx.data_symbol(f"{ctx.op_type.lower()}_d{k}", E.smax(d, 1),
                                                 msg.format(ctx.op_type)) for k, d in enumerate(shape)]
         return ctx.set_output(0, out, ctx.dtype(0))
-    if isinstance(count, int) and count > 0 and not (noop and count == 0):
-        if count > len(shape):
-            ctx.fail(f"axes has {count} entries but the input has rank {len(shape)}")
+    if count == 1:
+        # (one axis: the rank drops by one; with more, repeated axes (onnxruntime runs them) leave it unknown)
+        if not shape:
+            ctx.invalid("axis.range", f"{ctx.op_type} reduces one axis of a scalar (rank 0), which has none")
         bound = None
         for d in shape:
             bound = d if bound is None else E.smax(bound, d)
@@ -112,7 +114,8 @@ def reduce_input(ctx):
         return _reduce_known(ctx, shape, None, keep, noop)
     r = ctx.rank(1)
     if r is not None and r != 1:
-        ctx.fail(f"axes must be 1-D, has rank {r}")
+        ctx.invalid(f"{ctx.op_type.lower()}.axes", f"{ctx.op_type}'s axes input has rank {r}; it must be a 1-D "
+                    "tensor", f"give {ctx.op_type} a 1-D axes tensor")
     axes = ctx.int_values(1)
     if axes is not None and all(isinstance(a, int) for a in axes):
         return _reduce_known(ctx, shape, axes, keep, noop)

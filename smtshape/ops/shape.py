@@ -21,9 +21,9 @@ import sympy
 
 from .. import expr as E
 from ..constraints import Rel, all_of, any_of, eq, ge, gt, le, lt, ne
-from ..context import INT_TYPES, MAX_VALUE_ELEMENTS, element_kind
+from ..context import INT_TYPES, MAX_VALUE_ELEMENTS, const_info, element_kind
+from ..errors import Cannot
 from ..printing import show
-from ..context import const_info
 from ..registry import register
 from ..store import Verdict
 from .common import broadcast_shapes, norm_axes, norm_axis, numel, unify
@@ -245,16 +245,25 @@ def _emit_numel(ctx, in_shape, out_shape, rule="reshape.numel"):
 
 
 def _shape_str(s):
-    return "[" + ", ".join(_s(d) for d in s) + "]"
+    return "[" + ", ".join("?" if d is None else _s(d) for d in s) + "]"
 
 
 # ================================================================ Constant
 
+_CONSTANT_ATTRS = ("value", "sparse_value", "value_int", "value_ints", "value_float", "value_floats",
+                   "value_string", "value_strings")
+
+
 @register("", "Constant", since_version=1)
 def constant(ctx):
     attrs = ctx.attributes
+    given = [a for a in _CONSTANT_ATTRS if a in attrs]
+    if len(given) != 1:
+        ctx.invalid("constant.value", f"Constant has {len(given)} value attributes ({', '.join(given) or 'none'}); "
+                    "it takes exactly one of " + ", ".join(_CONSTANT_ATTRS),
+                    "give the Constant exactly one value attribute")
     if "sparse_value" in attrs:
-        ctx.fail("sparse_value constants are not supported; the output is unknown")
+        return _sparse_constant(ctx, attrs["sparse_value"].value)
     if "value" in attrs:
         # like an initializer: static shape, small integer elements, the array read lazily
         info = const_info(attrs["value"].value)
@@ -274,14 +283,41 @@ def constant(ctx):
         shape = arr.shape
     elif "value_string" in attrs:
         dtype, arr, shape = ir.DataType.STRING, None, ()
-    elif "value_strings" in attrs:
-        dtype, arr, shape = ir.DataType.STRING, None, (len(ctx.attr("value_strings")),)
     else:
-        ctx.fail("Constant has none of the attributes value / value_int(s) / value_float(s) / value_string(s)")
+        dtype, arr, shape = ir.DataType.STRING, None, (len(ctx.attr("value_strings")),)
     value = None
     if arr is not None and dtype in INT_TYPES and arr.size <= MAX_VALUE_ELEMENTS:
         value = tuple(bool(x) if dtype == ir.DataType.BOOL else int(x) for x in arr.reshape(-1))
     ctx.set_output(0, tuple(shape), dtype, value=value, const=arr)
+
+
+def _sparse_constant(ctx, sp):
+    """A Constant's ``sparse_value``: the dense shape (its ``dims``) and the element type of
+    its ``values``; the elements of a small integer one (indices linear, [NNZ], or one
+    coordinate tuple per value, [NNZ, rank])."""
+    try:
+        dims = tuple(int(d) for d in sp.dims)
+        code = int(sp.values.data_type)
+        dtype = ir.DataType(code)
+    except (AttributeError, TypeError, ValueError):
+        ctx.cannot(Cannot.NOT_MODELED, "this form of a sparse_value attribute is not read")
+    if any(d < 0 for d in dims):
+        ctx.invalid("constant.sparse_dims", f"sparse_value has dims {list(dims)}, with a size below 0",
+                    "give the sparse tensor non-negative dims")
+    value = None
+    n = math.prod(dims)
+    if dtype in INT_TYPES and n <= MAX_VALUE_ELEMENTS:
+        try:
+            from ..reader import Tensor
+            vals = np.asarray(Tensor(sp.values).numpy()).reshape(-1)
+            idx = np.asarray(Tensor(sp.indices).numpy(), dtype=np.int64)
+            flat = idx.reshape(-1) if idx.ndim == 1 else np.ravel_multi_index(tuple(idx.T), dims)
+            dense = np.zeros(n, dtype=vals.dtype)
+            dense[flat] = vals
+            value = tuple(bool(x) if dtype == ir.DataType.BOOL else int(x) for x in dense)
+        except Exception:       # (a malformed sparse tensor is the checker's to refuse: no elements then)
+            value = None
+    ctx.set_output(0, dims, dtype, value=value)
 
 
 # ================================================================ Shape, Size
@@ -330,6 +366,14 @@ def _target_dims(ctx, i, what: str, allow_neg=False):
     return list(v)
 
 
+def _shape_input_rank(ctx, i, rule, op, what="shape"):
+    """A shape input (Reshape, ConstantOfShape) is 1-D: a conflict otherwise."""
+    r = ctx.rank(i)
+    if r is not None and r != 1:
+        ctx.invalid(rule, f"{op}'s {what} input has rank {r} (shape {_shape_str(ctx.shape(i))}); it must be a 1-D "
+                    "tensor of sizes", f"give {op} a 1-D {what} tensor")
+
+
 @register("", "ConstantOfShape", since_version=9)
 def constant_of_shape(ctx):
     ctx.check_inputs(1, 1)
@@ -340,22 +384,23 @@ def constant_of_shape(ctx):
         dtype = tv.dtype
         size = math.prod(tv.shape)
         if size != 1:
-            ctx.fail(f"attribute 'value' must hold one element, it holds {size}")
+            ctx.invalid("constantofshape.value", f"attribute 'value' has shape {list(tv.shape)} ({size} elements); "
+                        "it must hold exactly one element", "give 'value' a one-element tensor")
     else:
         dtype = ir.DataType.FLOAT
+    _shape_input_rank(ctx, 0, "constantofshape.shape_rank", "ConstantOfShape")
     target = _target_dims(ctx, 0, "shape")
     if target is None:
         ctx.set_output(0, None, dtype)
         return
     dims = []
     for k, e in enumerate(target):
-        if e is None:
+        if e is None or not _is_expr(e):
             dims.append(ctx.data_symbol("cos_dim", None, f"ConstantOfShape axis {k} is read at run time"))
             continue
-        if not _is_expr(e):
-            ctx.fail(f"shape element {k} is not an integer")
         if isinstance(e, int) and e < 0:
-            ctx.fail(f"shape element {k} is negative ({e})")
+            ctx.invalid("constantofshape.nonnegative", f"shape element {k} is {e}; every size must be >= 0",
+                        "give ConstantOfShape non-negative sizes")
         if not isinstance(e, int) and _sign(ctx, e) != "nonneg":
             ctx.require(ge(e, 0), "constantofshape.nonnegative", f"shape element {k} ({_s(e)}) is >= 0")
         dims.append(e)
@@ -412,12 +457,21 @@ def _scalar(ctx, i):
 @register("", "Range", since_version=11)
 def range_op(ctx):
     ctx.check_inputs(3, 3)
-    for i in range(3):
+    for i, what in enumerate(("start", "limit", "delta")):
         s = ctx.shape(i)
-        if s is not None and len(s) != 0 and not (len(s) == 1 and s[0] == 1):
-            ctx.fail(f"input {i} of Range must be a scalar, has shape {_shape_str(s)}")
+        # the spec says scalar; onnxruntime and onnx's reference also run a 1-element vector
+        if s is None or len(s) == 0:
+            continue
+        if len(s) == 1 and not isinstance(s[0], int):
+            ctx.require(eq(s[0], 1), "range.scalar", f"Range's {what} (shape {_shape_str(s)}) holds one element")
+        elif not (len(s) == 1 and s[0] == 1):
+            ctx.invalid("range.scalar", f"Range's {what} has shape {_shape_str(s)}; it must be a scalar",
+                        f"give Range a scalar {what}")
     dtype = ctx.dtype(0)
     start, limit, delta = (_scalar(ctx, i) for i in range(3))
+    if isinstance(delta, (int, float)) and not isinstance(delta, bool) and delta == 0:
+        ctx.invalid("range.delta", "Range's delta is 0: the range would never reach its limit",
+                    "give Range a non-zero delta")
     length = _range_len(ctx, start, limit, delta)
     value = None
     if all(isinstance(x, int) for x in (start, limit, delta)) and isinstance(length, int) \
@@ -430,17 +484,21 @@ def _range_len(ctx, start, limit, delta):
     if any(isinstance(x, float) for x in (start, limit, delta)) and None not in (start, limit, delta) \
             and all(isinstance(x, (int, float)) for x in (start, limit, delta)):
         if delta == 0:
-            ctx.fail("Range delta is 0")
+            ctx.invalid("range.delta", "Range's delta is 0: the range would never reach its limit",
+                        "give Range a non-zero delta")
         return max(int(math.ceil((limit - start) / delta)), 0)
     if isinstance(delta, int) and not isinstance(delta, bool) and _is_expr(start) and _is_expr(limit):
         if delta == 0:
-            ctx.fail("Range delta is 0")
+            ctx.invalid("range.delta", "Range's delta is 0: the range would never reach its limit",
+                        "give Range a non-zero delta")
         if delta > 0:
             return E.smax(E.ceildiv(E.sub(limit, start), delta), 0)
         return E.smax(E.ceildiv(E.sub(start, limit), -delta), 0)
     if _is_expr(delta) and _is_expr(start) and _is_expr(limit) and _sign(ctx, E.sub(delta, 1)) == "nonneg":
         ctx.require(gt(delta, 0), "range.delta", f"Range delta {_s(delta)} is positive")
         return E.smax(E.ceildiv(E.sub(limit, start), delta), 0)
+    if _is_expr(delta) and not isinstance(delta, int):
+        ctx.require(ne(delta, 0), "range.delta", f"Range's delta {_s(delta)} is non-zero")
     return ctx.data_symbol("range_len", None, "the length of Range depends on run-time values")
 
 
@@ -489,7 +547,8 @@ def _reshape(ctx, target, allowzero: bool):
         if t is None:
             out.append(ctx.data_symbol("reshape_dim", cap, f"Reshape target axis {k} is read at run time"))
         elif isinstance(t, bool) or not _is_expr(t):
-            ctx.fail(f"Reshape target element {k} is not an integer")
+            # (not an integer element: an unknown one)
+            out.append(ctx.data_symbol("reshape_dim", cap, f"Reshape target axis {k} is read at run time"))
         elif isinstance(t, int):
             if t == -1:
                 if infer_at is not None:
@@ -498,14 +557,16 @@ def _reshape(ctx, target, allowzero: bool):
                 infer_at = k
                 out.append(None)
             elif t < -1:
-                ctx.fail(f"Reshape target axis {k} is {t}; only -1 may be negative")
+                ctx.invalid("reshape.target", f"Reshape target axis {k} is {t}; a size is >= 0, or -1 (inferred)",
+                            "give Reshape sizes >= -1")
             elif t == 0 and not allowzero:
                 if in_shape is None:
                     out.append(ctx.data_symbol("reshape_dim", None, f"Reshape axis {k} copies an input dim "
                                                "of unknown rank"))
                 elif not have_in:
-                    ctx.fail(f"Reshape target axis {k} is 0 (copy the input dim) but the input has rank "
-                             f"{len(in_shape)}")
+                    ctx.invalid("reshape.zero_copy", f"Reshape target axis {k} is 0 (copy input axis {k}) but the "
+                                f"input has rank {len(in_shape)}, so there is no axis {k} to copy",
+                                "give the size itself, or set allowzero=1 for a size 0")
                 else:
                     out.append(in_shape[k])
             else:
@@ -514,7 +575,9 @@ def _reshape(ctx, target, allowzero: bool):
             out.append(_symbolic_target(ctx, k, t, in_shape, allowzero))
     if infer_at is not None:
         if allowzero and any(d == 0 for d in out if d is not None):
-            ctx.fail("Reshape with allowzero=1 cannot have both 0 and -1 in its target")
+            ctx.invalid("reshape.allowzero", f"Reshape target {_shape_str(target)} has both 0 and -1 with "
+                        "allowzero=1: -1 cannot be inferred next to a size 0",
+                        "replace the -1 by the size, or the 0 by a non-zero size")
         out[infer_at] = _infer_dim(ctx, in_shape, [d for d in out if d is not None], infer_at, allowzero)
     elif in_shape is not None:
         _emit_numel(ctx, in_shape, out)
@@ -527,12 +590,21 @@ def _symbolic_target(ctx, k, t, in_shape, allowzero):
     if sign != "nonneg":
         # t may be -1 (inferred) or 0 at run time: keep it as a runtime quantity
         d = ctx.data_symbol("reshape_dim", None, f"Reshape target axis {k} ({_s(t)}) may be -1 or 0 at run time")
+        ctx.require(ge(t, -1), "reshape.target", f"Reshape target axis {k} ({_s(t)}) is >= -1")
         ctx.require(any_of(eq(d, t), eq(t, -1), eq(t, 0)), "reshape.target",
                     f"Reshape axis {k} is the target element {_s(t)} unless it is -1 or 0")
         return d
     if allowzero:
         return t
-    if in_shape is None or k >= len(in_shape):
+    if in_shape is None:
+        if ctx.proven(gt(t, 0)):
+            return t
+        d = ctx.data_symbol("reshape_dim", None, f"Reshape target axis {k} ({_s(t)}) may be 0 at run time, "
+                            "copying an input dim of unknown rank")
+        ctx.require(any_of(eq(d, t), eq(t, 0)), "reshape.target",
+                    f"Reshape axis {k} is the target element {_s(t)} unless it is 0")
+        return d
+    if k >= len(in_shape):
         ctx.require(ne(t, 0), "reshape.zero_copy",
                     f"Reshape target axis {k} ({_s(t)}) is not 0: there is no input axis {k} to copy")
         return t
@@ -545,7 +617,9 @@ def _infer_dim(ctx, in_shape, others, axis, allowzero=False):
     for j, d in enumerate(others):
         if isinstance(d, int):
             if d == 0:
-                ctx.fail(f"Reshape infers axis {axis} (-1) but another target dim is 0")
+                ctx.invalid("reshape.infer_zero", f"Reshape infers axis {axis} (-1) from the other target sizes, "
+                            "and one of them is 0 (copied from the input): the -1 cannot be inferred",
+                            "give the size instead of -1")
             continue
         if not allowzero and ctx.store.interval(d)[0] < 1:
             # (allowzero=1: onnxruntime's kernel runs a runtime 0 next to -1, e.g. [0, 16, -1, 16])
@@ -573,9 +647,7 @@ def reshape_v1(ctx):
 def reshape(ctx):
     ctx.check_inputs(2, 2)
     allowzero = bool(ctx.attr("allowzero", 0)) if ctx.opset is None or ctx.opset >= 14 else False
-    s = ctx.shape(1)
-    if s is not None and len(s) != 1:
-        ctx.fail(f"Reshape's shape input must be 1-D, has rank {len(s)}")
+    _shape_input_rank(ctx, 1, "reshape.shape_rank", "Reshape")
     _reshape(ctx, _target_dims(ctx, 1, "shape"), allowzero)
 
 
@@ -587,15 +659,37 @@ def flatten(ctx):
     s = ctx.shape(0)
     axis = int(ctx.attr("axis", 1))
     t0 = ctx.input(0)
+    old = ctx.opset is not None and ctx.opset < 11      # (no axis counted from the end before opset 11)
+    if old and axis < 0:
+        ctx.invalid("flatten.axis", f"Flatten axis {axis} is below 0; before opset 11 it must be in [0, rank]",
+                    "give an axis within [0, rank]")
     if s is None:
-        ctx.set_output(0, (ctx.unknown_dim("flatten_0"), ctx.unknown_dim("flatten_1")), ctx.dtype(0))
+        ctx.set_output(0, (1 if axis == 0 else ctx.unknown_dim("flatten_0"), ctx.unknown_dim("flatten_1")),
+                       ctx.dtype(0))
         return
     r = len(s)
     if not -r <= axis <= r:
-        ctx.fail(f"axis {axis} is out of range [-{r}, {r}]")
+        lo = 0 if old else -r
+        ctx.invalid("flatten.axis", f"Flatten axis {axis} is out of range [{lo}, {r}] for an input of rank {r}",
+                    f"give an axis within [{lo}, {r}]")
     if axis < 0:
         axis += r
     ctx.set_output(0, (E.prod(s[:axis]), E.prod(s[axis:])), ctx.dtype(0), value=t0.value)
+
+
+def _check_perm(ctx, perm, r):
+    """``perm`` names each axis of a rank-``r`` input exactly once (a conflict otherwise)."""
+    fix = f"give perm each axis of 0..{r - 1} exactly once" if r else "give a scalar an empty perm"
+    if len(perm) != r:
+        ctx.invalid("transpose.perm", f"perm {perm} has {len(perm)} entries for an input of rank {r}: it must name "
+                    f"each of its {r} axes once", fix)
+    bad = [p for p in perm if not 0 <= p < r]
+    if bad:
+        ctx.invalid("transpose.perm", f"perm {perm} has entries {bad} outside [0, {r - 1}] (the spec allows no "
+                    "negative entries)", fix)
+    rep = sorted({p for p in perm if perm.count(p) > 1})
+    if rep:
+        ctx.invalid("transpose.perm", f"perm {perm} repeats {rep}: it is not a permutation of 0..{r - 1}", fix)
 
 
 @register("", "Transpose", since_version=1)
@@ -603,16 +697,16 @@ def transpose(ctx):
     ctx.check_inputs(1, 1)
     s = ctx.shape(0)
     perm = ctx.attr("perm")
+    perm = None if perm is None else [int(p) for p in perm]
     if s is None:
+        if perm is not None:
+            _check_perm(ctx, perm, len(perm))       # (the rank, unknown here, is then len(perm))
         ctx.set_output(0, None if perm is None else [ctx.unknown_dim("transpose") for _ in perm], ctx.dtype(0))
         return
     r = len(s)
-    perm = list(range(r))[::-1] if perm is None else [int(p) for p in perm]
-    if len(perm) != r:
-        ctx.fail(f"perm {perm} has {len(perm)} entries for an input of rank {r}")
-    perm = [p + r if p < 0 else p for p in perm]
-    if sorted(perm) != list(range(r)):
-        ctx.fail(f"perm {perm} is not a permutation of 0..{r - 1}")
+    if perm is None:
+        perm = list(range(r))[::-1]
+    _check_perm(ctx, perm, r)
     arr = _obj_array(ctx, 0)
     value = _flat(np.transpose(arr, perm)) if arr is not None else None
     ctx.set_output(0, [s[p] for p in perm], ctx.dtype(0), value=value)
@@ -643,7 +737,8 @@ def _squeeze(ctx, axes):
         ctx.set_output(0, None, ctx.dtype(0), value=value)
         return
     if axes:
-        ax = norm_axes(ctx, axes, len(s))
+        # (onnxruntime runs repeated axes; the spec does not ask for distinct ones)
+        ax = list(dict.fromkeys(norm_axis(ctx, int(a), len(s), "axes") for a in axes))
         for a in ax:
             if s[a] != 1:
                 ctx.equal(s[a], 1, "squeeze.one", f"Squeeze removes axis {a}, so its size {_s(s[a])} must be 1")
@@ -674,6 +769,10 @@ def squeeze_v1(ctx):
 @register("", "Squeeze", since_version=13)
 def squeeze(ctx):
     ctx.check_inputs(1, 2)
+    r = ctx.rank(1)
+    if r is not None and r != 1:
+        ctx.invalid("squeeze.axes_rank", f"Squeeze's axes input has rank {r}; it must be a 1-D tensor",
+                    "give Squeeze a 1-D axes tensor")
     _squeeze(ctx, _axes_input(ctx, 1))
 
 
@@ -685,8 +784,11 @@ def _squeeze_unknown_axes(ctx, s, k):
     on its size; otherwise that axis is a data symbol (the rank unknown: None)."""
     from itertools import combinations
     cands = [a for a, d in enumerate(s) if not isinstance(d, int) or d == 1]
-    if k < 1 or not cands:
-        return None                         # k < 1 handled by the caller; no candidate: cannot run
+    if k >= 1 and not cands:
+        ctx.invalid("squeeze.one", f"Squeeze removes {k} axes read at run time, but no axis of its input "
+                    f"{_shape_str(s)} can have size 1", "squeeze only axes of size 1")
+    if k < 1:
+        return None                         # (handled by the caller)
     outs = []
     for m in range(1, min(k, len(cands)) + 1):
         for sub in combinations(cands, m):
@@ -736,14 +838,19 @@ def _unsqueeze(ctx, axes):
     value = t0.value if t0 is not None else None
     if s is not None and axes is None and ctx.num_inputs > 1:
         rs = ctx.shape(1)
-        if rs is not None and len(rs) == 1 and isinstance(rs[0], int) and 1 <= rs[0] <= 64:
-            ctx.set_output(0, _unsqueeze_unknown_axes(ctx, s, rs[0]), ctx.dtype(0), value=value)
+        k = 1 if rs == () else rs[0] if rs is not None and len(rs) == 1 and isinstance(rs[0], int) else None
+        if k == 0:
+            ctx.set_output(0, s, ctx.dtype(0), value=value)
+            return
+        if k is not None and 1 <= k <= 64:
+            ctx.set_output(0, _unsqueeze_unknown_axes(ctx, s, k), ctx.dtype(0), value=value)
             return
     if s is None or axes is None:
         ctx.set_output(0, None, ctx.dtype(0), value=value)
         return
-    if not axes:
-        ctx.fail("Unsqueeze needs at least one axis")
+    if not axes:        # (onnxruntime and onnx's reference return the input as it is)
+        ctx.set_output(0, s, ctx.dtype(0), value=value)
+        return
     r = len(s) + len(axes)
     ax = norm_axes(ctx, axes, r)
     it = iter(s)
@@ -760,6 +867,10 @@ def unsqueeze_v1(ctx):
 @register("", "Unsqueeze", since_version=13)
 def unsqueeze(ctx):
     ctx.check_inputs(2, 2)
+    r = ctx.rank(1)
+    if r is not None and r > 1:     # (a scalar runs in onnxruntime and onnx's reference)
+        ctx.invalid("unsqueeze.axes_rank", f"Unsqueeze's axes input has rank {r}; it must be a 1-D tensor",
+                    "give Unsqueeze a 1-D axes tensor")
     _unsqueeze(ctx, _axes_input(ctx, 1))
 
 
@@ -769,7 +880,9 @@ def unsqueeze(ctx):
 def concat(ctx):
     n = ctx.num_inputs
     if n < 1 or not all(ctx.has_input(i) for i in range(n)):
-        ctx.fail("Concat needs at least one input and no omitted inputs")
+        ctx.invalid("concat.inputs", f"Concat has {sum(ctx.has_input(i) for i in range(n))} of its {n} inputs "
+                    "given: every input of its variadic list must be present, and at least one",
+                    "give Concat at least one input and leave none empty")
     axis = ctx.attr("axis", 1 if (ctx.opset or 4) < 4 else None)
     if axis is None:
         ctx.invalid("concat.axis_required", "Concat's required attribute 'axis' is missing")
@@ -777,15 +890,17 @@ def concat(ctx):
     shapes = [ctx.shape(i) for i in range(n)]
     known = [(i, s) for i, s in enumerate(shapes) if s is not None]
     dtype = next((ctx.dtype(i) for i in range(n) if ctx.dtype(i) is not None), None)
+    r = len(known[0][1]) if known else None
+    for i, s in known:
+        if len(s) != r:
+            ctx.invalid("concat.rank", f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}",
+                        "give every Concat input the same rank")
+    if r == 0:
+        ctx.invalid("concat.rank", "Concat's inputs are scalars (rank 0); it joins tensors of rank >= 1 along an "
+                    "axis", "unsqueeze the scalars to rank 1 first")
     if not known:
         ctx.set_output(0, None, dtype)
         return
-    r = len(known[0][1])
-    for i, s in known:
-        if len(s) != r:
-            ctx.invalid("concat.rank", f"Concat input {i} has rank {len(s)} but input {known[0][0]} has rank {r}")
-    if r == 0:
-        ctx.invalid("concat.rank", "Concat of scalars (rank 0) is invalid")
     ax = norm_axis(ctx, axis, r)
     out = list(known[0][1])
     i0 = known[0][0]
@@ -823,11 +938,14 @@ def _concat_values(ctx, n, ax, r, shapes):
 def _split_sizes_given(ctx, dim, sizes, axis):
     out = []
     for j, x in enumerate(sizes):
-        if x is None:
+        if x is None or isinstance(x, bool) or not _is_expr(x):
             out.append(ctx.data_symbol("split_len", dim, f"Split output {j} length is read at run time"))
-        elif isinstance(x, bool) or not _is_expr(x) or (isinstance(x, int) and x < 0):
-            ctx.fail(f"split size {j} is {x!r}; sizes must be non-negative integers")
+        elif isinstance(x, int) and x < 0:
+            ctx.invalid("split.sizes", f"split size {j} is {x}; every size must be >= 0",
+                        "give Split non-negative sizes")
         else:
+            if not isinstance(x, int) and _sign(ctx, x) != "nonneg":
+                ctx.require(ge(x, 0), "split.sizes", f"split size {j} ({_s(x)}) is >= 0")
             out.append(x)
     total = E.total(out)
     ctx.equal(total, dim, "split.sum",
@@ -864,7 +982,8 @@ def _split(ctx, sizes, uneven=False):
     dim = s[ax]
     if sizes is not None and sizes != "unknown":
         if len(sizes) != n:
-            ctx.fail(f"Split has {len(sizes)} sizes but {n} outputs")
+            ctx.invalid("split.count", f"Split has {len(sizes)} sizes but {n} outputs",
+                        "give one split size per output")
         lens = _split_sizes_given(ctx, dim, sizes, ax)
     elif sizes == "unknown":
         lens = [ctx.data_symbol("split_len", dim, f"Split output {j} length is read at run time")
@@ -885,6 +1004,10 @@ def _split(ctx, sizes, uneven=False):
 def _sizes_from_input(ctx, i):
     if not ctx.has_input(i):
         return None
+    r = ctx.rank(i)
+    if r is not None and r != 1:
+        ctx.invalid("split.split_rank", f"Split's split input has rank {r}; it must be a 1-D tensor of sizes",
+                    "give Split a 1-D split tensor")
     v = ctx.value(i)
     if v is not None:
         return list(v)
@@ -920,9 +1043,16 @@ def split_v18(ctx):
     ctx.check_inputs(1, 2)
     k = ctx.attr("num_outputs")
     if k is not None and ctx.has_input(1):
-        ctx.fail("Split has both the 'split' input and the 'num_outputs' attribute")
+        ctx.invalid("split.num_outputs", "Split has both the 'split' input and the 'num_outputs' attribute; "
+                    "it takes one of them", "drop either the 'split' input or 'num_outputs'")
+    if k is None and not ctx.has_input(1):
+        ctx.invalid("split.num_outputs", "Split (opset 18) has neither the 'split' input nor the 'num_outputs' "
+                    "attribute; it takes one of them", "give Split 'num_outputs' or a 'split' input")
+    if k is not None and int(k) < 1:
+        ctx.invalid("split.num_outputs", f"num_outputs is {k}; it must be >= 1", "give num_outputs >= 1")
     if k is not None and int(k) != ctx.num_outputs:
-        ctx.fail(f"num_outputs is {k} but the node has {ctx.num_outputs} outputs")
+        ctx.invalid("split.num_outputs", f"num_outputs is {k} but the node has {ctx.num_outputs} outputs",
+                    "make num_outputs the node's output count")
     _split(ctx, _sizes_from_input(ctx, 1), uneven=k is not None)
 
 
@@ -968,26 +1098,46 @@ def _slice_len(ctx, dim, start, end, step):
     return _max(ctx, E.ceildiv(E.sub(a, b), -step), 0)
 
 
-def _slice(ctx, starts, ends, axes, steps):
+def _slice(ctx, starts, ends, axes, steps, axes_known=True):
+    """``starts`` / ``ends`` / ``steps``: lists (elements None when unknown) or None (not even
+    the length known); ``axes``: a list of ints, or None (absent, or ``axes_known=False``:
+    read at run time)."""
     s = ctx.shape(0)
     dtype = ctx.dtype(0)
+    n = next((len(v) for v in (starts, ends, axes, steps) if v is not None), None)
+    for v, what in ((starts, "starts"), (ends, "ends"), (axes, "axes"), (steps, "steps")):
+        if v is not None and len(v) != n:
+            ctx.invalid("slice.lengths", f"Slice's {what} has {len(v)} entries but another of starts / ends / "
+                        f"axes / steps has {n}; they must all have the same length",
+                        "give starts, ends, axes and steps one entry per sliced axis")
+    for j, sp in enumerate(steps or ()):
+        if isinstance(sp, int) and sp == 0:
+            ctx.invalid("slice.step", f"Slice step {j} is 0 (steps {steps}); a step must be non-zero",
+                        "give Slice non-zero steps")
+        if sp is not None and not isinstance(sp, int) and _is_expr(sp):
+            ctx.require(ne(sp, 0), "slice.step", f"Slice step {j} ({_s(sp)}) is non-zero")
     if s is None:
+        if axes is not None and all(a >= 0 for a in axes):
+            norm_axes(ctx, axes, None)      # (repeated axes, whatever the rank)
         ctx.set_output(0, None, dtype)
         return
     r = len(s)
-    if starts is None or ends is None:
-        # unknown vectors: every axis they may touch is at most its input size
+    if n is None:
+        # the number of sliced axes is unknown: every axis may be sliced
         out = [ctx.data_symbol("slice_len", d, f"Slice axis {k} bounds are read at run time") for k, d in enumerate(s)]
         ctx.set_output(0, out, dtype)
         return
-    if len(starts) != len(ends):
-        ctx.fail(f"Slice starts ({len(starts)}) and ends ({len(ends)}) differ in length")
+    starts = starts if starts is not None else [None] * n
+    ends = ends if ends is not None else [None] * n
+    steps = steps if steps is not None else ([None] * n if ctx.has_input(4) else [1] * n)
+    if not axes_known:
+        if n > r:
+            ctx.invalid("slice.axes", f"Slice has {n} starts / ends for an input of rank {r}: its axes cannot name "
+                        f"{n} distinct axes", "slice at most one entry per input axis")
+        ctx.set_output(0, _slice_unknown_axes(ctx, s, starts, ends, steps), dtype)
+        return
     if axes is None:
-        axes = list(range(len(starts)))
-    if steps is None:
-        steps = [1] * len(starts)
-    if len(axes) != len(starts) or len(steps) != len(starts):
-        ctx.fail("Slice starts, ends, axes and steps must have the same length")
+        axes = list(range(n))
     axes = norm_axes(ctx, axes, r)
     out = list(s)
     t0 = ctx.input(0)
@@ -995,15 +1145,14 @@ def _slice(ctx, starts, ends, axes, steps):
     idx = [slice(None)] * r if t0 is not None and t0.value is not None else None
     for a, st, en, sp in zip(axes, starts, ends, steps):
         if sp is None or not isinstance(sp, int):
-            out[a] = ctx.data_symbol("slice_len", s[a], f"Slice axis {a} step is read at run time")
+            out[a] = ctx.data_symbol("slice_len", _unknown_step_bound(ctx, s[a], st, en),
+                                     f"Slice axis {a} step is read at run time")
             idx = None
             continue
-        if sp == 0:
-            ctx.fail(f"Slice step on axis {a} is 0")
-        n = None if st is None or en is None else _slice_len(ctx, s[a], st, en, sp)
-        if n is None:
-            n = _runtime_slice(ctx, a, s[a], st, en, sp)
-        out[a] = n
+        n_a = None if st is None or en is None else _slice_len(ctx, s[a], st, en, sp)
+        if n_a is None:
+            n_a = _runtime_slice(ctx, a, s[a], st, en, sp)
+        out[a] = n_a
         if idx is not None and isinstance(s[a], int) and isinstance(st, int) and isinstance(en, int):
             b0 = _slice_index(ctx, st, s[a], 0 if sp > 0 else 0, s[a] if sp > 0 else s[a] - 1)
             b1 = _slice_index(ctx, en, s[a], 0 if sp > 0 else -1, s[a] if sp > 0 else s[a] - 1)
@@ -1019,6 +1168,63 @@ def _slice(ctx, starts, ends, axes, steps):
                 sel = np.take(sel, list(ix), axis=k)
         value = _flat(sel)
     ctx.set_output(0, out, dtype, value=value)
+
+
+def _unknown_step_bound(ctx, dim, st, en):
+    """An upper bound of a Slice length whose step is read at run time: the longer of the
+    step +1 and step -1 slices (a larger step takes fewer elements), else the dim."""
+    if isinstance(dim, int) and isinstance(st, int) and isinstance(en, int):
+        fwd = _slice_len(ctx, dim, st, en, 1)
+        bwd = _slice_len(ctx, dim, st, en, -1)
+        if isinstance(fwd, int) and (bwd is None or isinstance(bwd, int)):
+            return max(fwd, bwd or 0) if bwd is not None else dim
+    return dim
+
+
+def _static_slice_len(ctx, dim, st, en, sp):
+    """The length of one sliced axis when it is an exact expression, else None (no symbols made)."""
+    if st is None or en is None or sp is None or not isinstance(sp, int):
+        return None
+    return _slice_len(ctx, dim, st, en, sp)
+
+
+def _slice_unknown_axes(ctx, s, starts, ends, steps):
+    """Output dims of a Slice whose ``axes`` are read at run time (their count known): every
+    placement of the sliced entries on distinct axes is enumerated; an axis is exact where
+    every placement gives it the same size, else a data symbol bounded by the sizes it can
+    take (by its input dim when one of them is not an exact integer)."""
+    from itertools import permutations
+    r, n = len(s), len(starts)
+    cands: list = [set() for _ in range(r)]
+    loose = [False] * r
+    count = 0
+    for placement in permutations(range(r), n):
+        count += 1
+        if count > 256:
+            return [ctx.data_symbol("slice_len", d, "Slice axes are read at run time") for d in s]
+        hit = set(placement)
+        for a in range(r):
+            if a not in hit:
+                cands[a].add(s[a])
+        for j, a in enumerate(placement):
+            m = _static_slice_len(ctx, s[a], starts[j], ends[j], steps[j])
+            if m is None:
+                loose[a] = True
+                if steps[j] is None or not isinstance(steps[j], int):
+                    cands[a].add(_unknown_step_bound(ctx, s[a], starts[j], ends[j]))
+                else:
+                    cands[a].add(s[a])
+            else:
+                cands[a].add(m)
+    out = []
+    for a in range(r):
+        col = cands[a]
+        if len(col) == 1 and not loose[a]:
+            out.append(col.pop())
+            continue
+        upper = max(col) if all(isinstance(c, int) for c in col) else s[a]
+        out.append(ctx.data_symbol("slice_len", upper, f"Slice output axis {a} depends on axes read at run time"))
+    return out
 
 
 def _runtime_slice(ctx, a, dim, st, en, sp):
@@ -1082,26 +1288,38 @@ def slice_v1(ctx):
            None if axes is None else [int(x) for x in axes], None)
 
 
+_SLICE_INPUTS = ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps"))
+
+
 @register("", "Slice", since_version=10)
 def slice_v10(ctx):
     ctx.check_inputs(3, 5)
-    axes = None
+    lens = []
+    for i, what in _SLICE_INPUTS:
+        if not ctx.has_input(i):
+            continue
+        r = ctx.rank(i)
+        if r is not None and r != 1:
+            ctx.invalid("slice.input_rank", f"Slice's {what} input has rank {r}; it must be a 1-D tensor",
+                        f"give Slice a 1-D {what} tensor")
+        if r == 1:
+            lens.append((what, ctx.shape(i)[0]))
+    for what, d in lens[1:]:
+        w0, d0 = lens[0]
+        if isinstance(d, int) and isinstance(d0, int):
+            if d != d0:
+                ctx.invalid("slice.lengths", f"Slice's {w0} has {d0} entries and its {what} {d}; they must have "
+                            "the same length", "give starts, ends, axes and steps one entry per sliced axis")
+        else:
+            ctx.equal(d, d0, "slice.lengths", f"Slice's {w0} ({_s(d0)} entries) and {what} ({_s(d)} entries) "
+                      "have the same length")
+    axes, axes_known = None, True
     if ctx.has_input(3):
         axes = _ints_of(ctx, 3, "axes")
-        if axes is None:
-            s = ctx.shape(0)
-            ctx.set_output(0, None if s is None else
-                           [ctx.data_symbol("slice_len", d, "Slice axes are read at run time") for d in s],
-                           ctx.dtype(0))
-            return
+        axes_known = axes is not None
+    starts, ends = _vec(ctx, 1), _vec(ctx, 2)
     steps = _vec(ctx, 4) if ctx.has_input(4) else None
-    if ctx.has_input(4) and steps is None:
-        s = ctx.shape(0)
-        ctx.set_output(0, None if s is None else
-                       [ctx.data_symbol("slice_len", d, "Slice steps are read at run time") for d in s],
-                       ctx.dtype(0))
-        return
-    _slice(ctx, _vec(ctx, 1), _vec(ctx, 2), axes, steps)
+    _slice(ctx, starts, ends, axes, steps, axes_known)
 
 
 # ================================================================ Gather
@@ -1111,12 +1329,15 @@ def gather(ctx):
     ctx.check_inputs(2, 2)
     ds, isx = ctx.shape(0), ctx.shape(1)
     dtype = ctx.dtype(0)
+    if ds is not None and len(ds) == 0:
+        ctx.invalid("gather.data_rank", "Gather's data is a scalar (rank 0); it must have rank >= 1 to index an axis",
+                    "gather from a tensor of rank >= 1")
     if ds is None or isx is None:
+        if ds is not None:
+            norm_axis(ctx, int(ctx.attr("axis", 0)), len(ds))
         ctx.set_output(0, None, dtype)
         return
     r = len(ds)
-    if r == 0:
-        ctx.fail("Gather data must have rank >= 1")
     ax = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
     out = list(ds[:ax]) + list(isx) + list(ds[ax + 1:])
     value = None
@@ -1146,19 +1367,24 @@ def expand(ctx):
     ctx.check_inputs(2, 2)
     s = ctx.shape(0)
     dtype = ctx.dtype(0)
+    r1 = ctx.rank(1)
+    if r1 is not None and r1 > 1:       # (a scalar runs in onnxruntime and onnx's reference)
+        ctx.invalid("expand.shape_rank", f"Expand's shape input has rank {r1}; it must be a 1-D tensor of sizes",
+                    "give Expand a 1-D shape tensor")
     target = _target_dims(ctx, 1, "shape")
     if target is None or s is None:
         ctx.set_output(0, None, dtype)
         return
     tdims = []
     for k, t in enumerate(target):
-        if t is None:
+        if t is None or isinstance(t, bool) or not _is_expr(t):
             tdims.append(ctx.data_symbol("expand_dim", None, f"Expand target axis {k} is read at run time"))
         elif isinstance(t, int) and t < 0:
-            ctx.fail(f"Expand target axis {k} is {t}; sizes must be non-negative")
-        elif not _is_expr(t):
-            ctx.fail(f"Expand target element {k} is not an integer")
+            ctx.invalid("expand.shape", f"Expand target axis {k} is {t}; every size must be >= 0",
+                        "give Expand non-negative sizes")
         else:
+            if not isinstance(t, int) and _sign(ctx, t) != "nonneg":
+                ctx.require(ge(t, 0), "expand.shape", f"Expand target axis {k} ({_s(t)}) is >= 0")
             tdims.append(t)
     out = broadcast_shapes(ctx, [s, tuple(tdims)], "expand.broadcast")
     value = None
@@ -1177,21 +1403,33 @@ def tile(ctx):
     ctx.check_inputs(2, 2)
     s = ctx.shape(0)
     dtype = ctx.dtype(0)
+    rr = ctx.rank(1)
+    if rr is not None and rr != 1:
+        ctx.invalid("tile.repeats_rank", f"Tile's repeats input has rank {rr}; it must be a 1-D tensor",
+                    "give Tile a 1-D repeats tensor, one entry per input axis")
     reps = _vec(ctx, 1)
+    rs = ctx.shape(1)
+    if s is not None and rs is not None and len(rs) == 1:
+        if isinstance(rs[0], int):
+            if rs[0] != len(s):
+                ctx.invalid("tile.repeats", f"Tile's repeats has {rs[0]} entries for an input of rank {len(s)}",
+                            "give Tile one repeat per input axis")
+        else:
+            ctx.equal(rs[0], len(s), "tile.repeats", f"Tile's repeats ({_s(rs[0])} entries) has one entry per "
+                      f"input axis ({len(s)})")
     if s is None:
         ctx.set_output(0, None, dtype)
         return
-    if reps is None:
+    if reps is None or len(reps) != len(s):
         ctx.set_output(0, [ctx.unknown_dim("tile_dim") for _ in s], dtype)
         return
-    if len(reps) != len(s):
-        ctx.fail(f"Tile repeats has {len(reps)} entries for an input of rank {len(s)}")
     out = []
     for k, (d, rp) in enumerate(zip(s, reps)):
         if rp is None:
             out.append(ctx.unknown_dim("tile_dim"))
         elif isinstance(rp, int) and rp < 0:
-            ctx.fail(f"Tile repeats on axis {k} is negative ({rp})")
+            ctx.invalid("tile.repeats", f"Tile's repeats on axis {k} is {rp} (repeats {reps}); every repeat "
+                        "must be >= 0", "give Tile non-negative repeats")
         else:
             if not isinstance(rp, int) and _sign(ctx, rp) != "nonneg":
                 ctx.require(ge(rp, 0), "tile.nonnegative", f"Tile repeats on axis {k} ({_s(rp)}) is >= 0")
@@ -1206,16 +1444,17 @@ def tile(ctx):
 
 def _scalar_const(ctx, i, what):
     """A Tile-1 scalar input (typed T: float in the schema) as an int, or None when not constant."""
+    sh = ctx.shape(i)
+    if sh is not None and not (len(sh) == 0 or (len(sh) == 1 and sh[0] == 1)):
+        ctx.invalid(f"tile.{what}", f"Tile's {what} input has shape {_shape_str(sh)}; it must be a scalar",
+                    f"give Tile a scalar {what}")
     c = ctx.const(i)
     if c is None:
-        if ctx.rank(i) not in (None, 0) and not (ctx.rank(i) == 1 and ctx.shape(i)[0] == 1):
-            ctx.fail(f"{what} must be a scalar, has shape {ctx.shape(i)}")
         return None
-    if c.size != 1:
-        ctx.fail(f"{what} must be a scalar, has {c.size} elements")
     v = c.reshape(-1)[0].item()
-    if isinstance(v, bool) or not float(v).is_integer():
-        ctx.fail(f"{what} is {v}, not an integer")
+    if isinstance(v, bool) or not math.isfinite(float(v)) or not float(v).is_integer():
+        ctx.invalid(f"tile.{what}", f"Tile's {what} is {v}; it must be a whole number",
+                    f"give Tile an integral {what}")
     return int(v)
 
 
@@ -1232,7 +1471,8 @@ def tile_v1(ctx):
     tiles = _scalar_const(ctx, 1, "tiles")
     axis = _scalar_const(ctx, 2, "axis")
     if tiles is not None and tiles < 0:
-        ctx.fail(f"tiles is negative ({tiles})")
+        ctx.invalid("tile.tiles", f"Tile's tiles is {tiles}; the number of copies must be >= 0",
+                    "give Tile a non-negative tiles")
     if s is None:
         ctx.set_output(0, None, dtype)
         return
@@ -1259,32 +1499,46 @@ def _pad(ctx, pads, axes):
     mode = ctx.attr("mode", "constant")
     if isinstance(mode, bytes):
         mode = mode.decode()
-    if mode not in _PAD_MODES or (mode == "wrap" and (ctx.opset or 19) < 19):
-        ctx.fail(f"unsupported Pad mode {mode!r}")
+    modes = _PAD_MODES if (ctx.opset or 19) >= 19 else _PAD_MODES[:3]
+    if mode not in modes:
+        ctx.invalid("pad.mode", f"Pad mode {mode!r} is not one of {', '.join(modes)} (opset {ctx.opset})",
+                    f"give Pad a mode among {', '.join(modes)}")
     if s is None:
         ctx.set_output(0, None, dtype)
         return
     r = len(s)
-    if pads is None:
+    if axes is not None and axes != "unknown":
+        axes = norm_axes(ctx, axes, r)
+    n = r if axes is None else None if axes == "unknown" else len(axes)
+    if pads is not None and n is not None and len(pads) != 2 * n:
+        ctx.invalid("pad.pads", f"Pad has {len(pads)} pads for {n} axes; it needs 2 * {n} = {2 * n} (all the "
+                    "starts, then all the ends)", f"give Pad {2 * n} pads")
+    if pads is None or axes == "unknown":
         ctx.set_output(0, [ctx.unknown_dim("pad_dim") for _ in s], dtype)
         return
-    axes = list(range(r)) if axes is None else norm_axes(ctx, axes, r)
-    if len(pads) != 2 * len(axes):
-        ctx.fail(f"Pad has {len(pads)} pads for {len(axes)} axes (needs {2 * len(axes)})")
+    axes = list(range(r)) if axes is None else axes
     out = list(s)
-    n = len(axes)
     for j, a in enumerate(axes):
         pb, pe = pads[j], pads[j + n]
         if pb is None or pe is None:
             out[a] = ctx.unknown_dim("pad_dim")
             continue
-        d = E.add(E.add(s[a], pb), pe)
+        total = E.add(pb, pe)
+        if isinstance(total, int) and not -2 ** 63 <= total < 2 ** 63:
+            ctx.invalid("pad.int64_range", f"Pad axis {a}: the pads {pb} and {pe} add up to {total}, beyond the "
+                        "int64 range of ONNX sizes", "give Pad pads whose sums fit in int64")
+        d = E.add(s[a], total)
         if isinstance(d, int):
             if d < 0:
-                ctx.fail(f"Pad axis {a} would have negative size {d}")
-        elif any(_sign(ctx, p) != "nonneg" for p in (pb, pe)):
-            ctx.require(ge(d, 0), "pad.nonnegative",
-                        f"Pad axis {a}: {_s(s[a])} + {_s(pb)} + {_s(pe)} is non-negative")
+                ctx.invalid("pad.output_size", f"Pad axis {a}: {_s(s[a])} + {pb} + {pe} = {d}, a size below 0",
+                            "remove less than the axis holds")
+        else:
+            if any(_sign(ctx, p) != "nonneg" for p in (pb, pe)):
+                ctx.require(ge(d, 0), "pad.nonnegative",
+                            f"Pad axis {a}: {_s(s[a])} + {_s(pb)} + {_s(pe)} is non-negative")
+            if isinstance(total, int) and total > BIG:
+                ctx.require(le(d, 2 ** 63 - 1), "pad.int64_range",
+                            f"Pad axis {a}: {_s(s[a])} + {total} is within the int64 range of ONNX sizes")
         out[a] = d
     ctx.set_output(0, out, dtype)
 
@@ -1307,11 +1561,26 @@ def pad_v2(ctx):
 @register("", "Pad", since_version=11)
 def pad_v11(ctx):
     ctx.check_inputs(2, 4)
+    ps = ctx.shape(1)
+    # (onnxruntime also runs pads of shape [1, 2 * n])
+    if ps is not None and not (len(ps) == 1 or (len(ps) == 2 and ps[0] == 1)):
+        ctx.invalid("pad.pads_rank", f"Pad's pads input has shape {_shape_str(ps)}; it must be a 1-D tensor "
+                    "of 2 * (number of axes) entries", "give Pad a 1-D pads tensor")
+    if ctx.has_input(2):
+        cs = ctx.shape(2)
+        if cs is not None and all(isinstance(d, int) for d in cs) and math.prod(cs) != 1:
+            ctx.invalid("pad.constant_value", f"Pad's constant_value has shape {_shape_str(cs)}; it must be a "
+                        "scalar (one element)", "give Pad a scalar constant_value")
     axes = None
     if ctx.has_input(3):
+        ar = ctx.rank(3)
+        if ar is not None and ar != 1:
+            ctx.invalid("pad.axes_rank", f"Pad's axes input has rank {ar}; it must be a 1-D tensor",
+                        "give Pad a 1-D axes tensor")
         axes = _ints_of(ctx, 3, "axes")
         if axes is None:
-            s = ctx.shape(0)
-            ctx.set_output(0, None if s is None else [ctx.unknown_dim("pad_dim") for _ in s], ctx.dtype(0))
-            return
-    _pad(ctx, _vec(ctx, 1), axes)
+            axes = "unknown"
+    pads = _ints_of(ctx, 1, "pads") if ps is not None and len(ps) == 2 else _vec(ctx, 1)
+    if pads is None and ps is not None and len(ps) == 2 and isinstance(ps[1], int):
+        pads = [None] * ps[1]
+    _pad(ctx, pads, axes)

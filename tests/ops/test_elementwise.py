@@ -437,3 +437,70 @@ def test_cast_of_shape_values_to_a_narrower_int_wraps_like_onnxruntime(to, add):
     for n in (0, 3, 5, 6, 10, 300):
         want = run_onnxruntime(m, {"x": np.zeros(n, np.float32)})[0].shape[0]
         assert d.evaluate({"N": n}) in (want, None)     # right, or honestly unknown
+
+
+# ---------------------------------------------------------------- preconditions of the spec (conflicts)
+from .test_shape import assert_refused, assert_runs_like_ort, conflict_rules  # noqa: E402
+
+F = "float"
+PRECONDITIONS = [
+    # (op, inputs, attrs, opset, rule, onnxruntime refuses it too)
+    ("Mod", [ts("int64", [2]), ts("int64", [2])], {"fmod": 2}, 18, "mod.fmod", True),
+    ("Mod", [ts(F, [2]), ts(F, [2])], {"fmod": 0}, 13, "mod.fmod", True),
+    ("BitShift", [ts("uint8", [2]), ts("uint8", [2])], {"direction": "UP"}, 18, "bitshift.direction", True),
+    ("Dropout", [ts(F, [2]), np.array([0.5], np.float32)], {}, 18, "dropout.scalar", True),
+    ("Dropout", [ts(F, [2]), np.array(1.5, np.float32), np.array(True)], {}, 18, "dropout.ratio", True),
+    ("Clip", [ts(F, [2]), np.array([0.0, 1.0], np.float32)], {}, 18, "clip.scalar", True),
+    ("Cast", [ts(F, [2])], {"to": 0}, 18, "cast.to", True),
+    # (opset 6: onnxruntime has no kernel left to run them)
+    ("Add", [ts(F, [2, 3]), ts(F, [3])], {}, 6, "add.legacy_broadcast", False),
+    ("Mul", [ts(F, [3]), ts(F, [2, 3])], {"broadcast": 1}, 6, "mul.legacy_broadcast", False),
+    ("Sub", [ts(F, [2, 3, 4]), ts(F, [3])], {"broadcast": 1, "axis": 2}, 6, "sub.legacy_broadcast", False),
+    ("Max", [ts(F, [2, 3]), ts(F, [3])], {}, 6, "max.same_shape", False),
+    # (the spec: slope broadcasts onto X, Y has X's shape; both runtimes broadcast both ways instead)
+    ("PRelu", [ts(F, [3]), ts(F, [2, 3])], {}, 18, "prelu.slope", False),
+    ("Add", [ts(F, [2]), ts(F, [3])], {}, 18, "add.broadcast", True),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,ort", PRECONDITIONS,
+                         ids=[f"{c[0]}-{c[4]}-{k}" for k, c in enumerate(PRECONDITIONS)])
+def test_precondition_is_a_conflict(op, inputs, attrs, opset, rule, ort):
+    assert_refused(op, inputs, attrs, rule, opset=opset, ort=ort)
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset", [
+    ("Mod", [ts(F, [2]), ts(F, [2])], {"fmod": 1}, 13),
+    ("Clip", [ts(F, [2]), np.array([0.0], np.float32)], None, 18),        # a 1-element min: both runtimes run it
+    ("Dropout", [ts(F, [2]), np.array(0.0, np.float32)], None, 18),
+])
+def test_valid_models_have_no_conflict(op, inputs, attrs, opset):
+    assert_runs_like_ort(op, inputs, attrs, opset=opset)
+
+
+def test_integer_mod_with_fmod_1_is_no_conflict():
+    """Mod-13 ties fmod=1 to floating-point inputs, but onnxruntime and onnx's reference both
+    run an integer C fmod: no conflict."""
+    res = infer_node("Mod", [ts("int64", [2]), ts("int64", [2])], {"fmod": 1}, opset=13)
+    assert not res.conflicts and exprs(res, "y0") == (2,)
+    m = node_model("Mod", [ts("int64", [2]), ts("int64", [2])], {"fmod": 1}, opset=13)
+    assert list(run_ort(m, {"x0": np.array([5, -5]), "x1": np.array([3, 3])})[0]) == [2, -2]
+    res = infer_node("Add", [ts(F, [2, 3]), ts(F, [3])], {"broadcast": 1}, opset=6)
+    assert not res.conflicts and exprs(res, "y0") == (2, 3)
+
+
+def test_float_mod_fmod0_is_defined_from_opset_28():
+    import onnx.defs
+    if onnx.defs.onnx_opset_version() < 28:
+        pytest.skip("the installed onnx has no Mod-28")
+    res = infer_node("Mod", [ts(F, [2]), ts(F, [2])], {"fmod": 0}, opset=28)
+    assert not conflict_rules(res)
+
+
+def test_onnx_backend_node_tests():
+    """ONNX's backend node tests of the elementwise ops: no conflict, nothing unchecked, right dims."""
+    from smtshape.ops.elementwise import ARITH, COMPARE, UNARY
+    from .test_shape import check_backend
+    ops = set(ARITH) | COMPARE | set(UNARY) | {"Max", "Min", "Sum", "Mean", "PRelu", "Where", "Clip", "Cast",
+                                               "CastLike", "Identity", "Dropout"}
+    check_backend(*sorted(ops), min_cases=300)

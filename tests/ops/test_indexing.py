@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 
 from smtshape import expr as E
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, ts
+from smtshape.testing import exprs, infer_node, node_model, ts, unchecked
 
 EX, UB, UNK = Exactness.EXACT, Exactness.UPPER_BOUND, Exactness.UNKNOWN
 
@@ -426,3 +426,89 @@ def test_index_from_shape_arithmetic_bounds_the_dim():
     run_onnxruntime(m, {"x": np.zeros((1, 16), np.float32)})
     with pytest.raises(Exception):
         run_onnxruntime(m, {"x": np.zeros((1, 17), np.float32)})
+
+
+# ---------------------------------------------------------------- preconditions of the spec (conflicts)
+from .test_shape import assert_refused, assert_runs_like_ort, check_backend  # noqa: E402
+
+F, I = "float", "int64"
+V2 = np.array([0, 1], np.float32)
+
+# (op, inputs, attrs, opset, rule, onnxruntime refuses it too)
+PRECONDITIONS = [
+    ("GatherND", [ts(F, [2, 3]), np.zeros((2, 1), np.int64)], {"batch_dims": -1}, 18, "gathernd.batch_dims", True),
+    ("GatherND", [ts(F, [2, 3]), np.zeros((2, 1), np.int64)], {"batch_dims": 2}, 18, "gathernd.batch_dims", True),
+    ("GatherND", [ts(F, []), np.zeros((1,), np.int64)], {}, 18, "gathernd.rank", True),
+    ("GatherND", [ts(F, [2, 3]), np.zeros((2, 3), np.int64)], {}, 18, "gathernd.index_depth", True),
+    # (a reduction the spec does not list: onnxruntime and onnx's reference run it all the same)
+    ("ScatterND", [ts(F, [3]), np.zeros((1, 1), np.int64), ts(F, [1])], {"reduction": "max"}, 16,
+     "scatternd.reduction", False),
+    ("ScatterND", [ts(F, [3]), np.zeros((1, 1), np.int64), ts(F, [1])], {"reduction": "sub"}, 18,
+     "scatternd.reduction", False),
+    ("ScatterND", [ts(F, [3]), np.array(0, np.int64), ts(F, [])], {}, 18, "scatternd.rank", True),
+    ("ScatterElements", [ts(F, [3]), np.zeros(1, np.int64), ts(F, [1])], {"reduction": "avg"}, 18,
+     "scatterelements.reduction", False),
+    # OneHot
+    ("OneHot", [ts(I, [2, 2]), np.array(-3, np.int64), V2], {}, 18, "onehot.depth", True),
+    ("OneHot", [ts(I, [2, 2]), np.zeros(0, np.int64), V2], {}, 18, "onehot.depth", True),
+    ("OneHot", [ts(I, [2]), np.array([[3]], np.int64), V2], {}, 18, "onehot.depth", True),
+    ("OneHot", [np.array([0, -1], np.int64), np.array(3, np.int64), V2], {}, 9, "onehot.indices", False),
+    ("OneHot", [ts(I, []), np.array(3, np.int64), V2], {}, 18, "onehot.indices", True),
+    ("OneHot", [ts(I, [2]), np.array(3, np.int64), np.array([0, 1, 2], np.float32)], {}, 18, "onehot.values", True),
+    ("OneHot", [ts(I, [2]), np.array(3, np.int64), np.array([[0, 1]], np.float32)], {}, 18, "onehot.values", True),
+    ("OneHot", [ts(I, [2]), np.array(3, np.int64), V2], {"axis": 2}, 18, "axis.range", True),
+    # Compress, TopK, NonMaxSuppression
+    # (the spec: "Rank 1 tensor"; onnx's reference refuses a 2-D one, onnxruntime flattens it)
+    ("Compress", [ts(F, [4]), np.ones((1, 4), bool)], {}, 18, "compress.condition", False),
+    ("TopK", [ts(F, [4]), np.array([-1], np.int64)], {}, 18, "topk.k", True),
+    ("TopK", [ts(F, [4]), ts(I, [])], {}, 18, "topk.k_shape", True),
+    ("TopK", [ts(F, [4]), np.array([2, 2], np.int64)], {}, 18, "topk.k_shape", True),
+    ("TopK", [ts(F, [4]), np.array([5], np.int64)], {}, 18, "topk.k", True),
+    ("NonMaxSuppression", [ts(F, [1, 4]), ts(F, [1, 1, 1])], {}, 18, "nms.rank", True),
+    ("NonMaxSuppression", [ts(F, [1, 1, 4]), ts(F, [1, 1, 1])], {"center_point_box": 2}, 18,
+     "nms.center_point_box", True),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,ort", PRECONDITIONS,
+                         ids=[f"{c[0]}-{c[4]}-{k}" for k, c in enumerate(PRECONDITIONS)])
+def test_precondition_is_a_conflict(op, inputs, attrs, opset, rule, ort):
+    assert_refused(op, inputs, attrs, rule, opset=opset, n_outputs=2 if op == "TopK" else 1, ort=ort)
+
+
+def test_onehot_negative_indices_are_legal_from_opset_11_and_depth_0():
+    """Negative indices wrap from opset 11 (before, the spec asks for non-negative ones, as onnx's
+    inference does); a depth of 0 is a valid, empty class axis for the spec and onnx (its
+    reference runs it; onnxruntime refuses it: its own limit, not a conflict)."""
+    res = assert_runs_like_ort("OneHot", [np.array([0, -1], np.int64), np.array(3, np.int64), V2], opset=11)
+    assert exprs(res, "y0") == (2, 3)
+    res = infer_node("OneHot", [ts(I, [2]), np.array(0, np.int64), V2])
+    assert exprs(res, "y0") == (2, 0) and not res.conflicts and not unchecked(res)
+    from onnx.reference import ReferenceEvaluator
+    m = node_model("OneHot", [ts(I, [2]), np.array(0, np.int64), V2])
+    assert ReferenceEvaluator(m).run(None, {"x0": np.array([0, 1], np.int64)})[0].shape == (2, 0)
+
+
+def test_onehot_empty_depth_is_a_conflict():
+    """depth of shape (0,): the spec says 'containing exactly one element'; onnxruntime and onnx's
+    reference both refuse it (onnx's own shape-inference test expects it to pass)."""
+    res = infer_node("OneHot", [ts(I, [2, 2]), np.zeros(0, np.int64), V2])
+    assert "onehot.depth" in conflict_rules(res)
+    from onnx.reference import ReferenceEvaluator
+    m = node_model("OneHot", [ts(I, [2, 2]), np.zeros(0, np.int64), V2])
+    with pytest.raises(Exception):
+        ReferenceEvaluator(m).run(None, {"x0": np.zeros((2, 2), np.int64)})
+
+
+def test_gather_nd_symbolic_depth_is_a_constraint():
+    res = infer_node("GatherND", [ts(F, [5, 6]), ts(I, ["K", "M"])])
+    assert "gathernd.index_depth" in rule_ids(res) and res.prove("M <= 2").name == "PROVEN"
+
+
+def test_topk_k_zero_runs():
+    assert exprs(assert_runs_like_ort("TopK", [ts(F, [4]), np.array([0], np.int64)], n_outputs=2), "y1") == (0,)
+
+
+def test_onnx_backend_node_tests():
+    """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
+    check_backend(*("GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "OneHot", "Compress", "NonZero", "TopK", "Unique", "NonMaxSuppression"), min_cases=40)

@@ -3,12 +3,15 @@ property tests against onnxruntime."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import onnxruntime as ort
 from hypothesis import given, settings, strategies as st
 from onnx import TensorProto
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, ts
+from smtshape.testing import exprs, infer_node, node_model, ts, unchecked
+
+from .test_shape import assert_refused, assert_runs_like_ort, check_backend, conflict_rules
 
 
 def run_ort(op, arrays, attrs=None, opset=18, out_types=(TensorProto.FLOAT,)):
@@ -177,9 +180,14 @@ def test_einsum_implicit_output_alphabetical():
 
 
 def test_einsum_ellipsis_broadcast():
-    res = infer_node("Einsum", [ts("float", ["A", 1, 2, 3]), ts("float", [5, 3, 4])],
+    """The '...' axes broadcast; every '...' stands for the same number of axes (the spec: "every
+    occurrence of ellipsis in the equation must represent the same number of dimensions"; numpy
+    aligns different counts, onnxruntime refuses them)."""
+    res = infer_node("Einsum", [ts("float", ["A", 1, 2, 3]), ts("float", [1, 5, 3, 4])],
                      {"equation": "...ij,...jk->...ik"})
     assert exprs(res, "y0") == ("A", 5, 2, 4)
+    assert_refused("Einsum", [ts("float", [2, 1, 2, 3]), ts("float", [5, 3, 4])], {"equation": "...ij,...jk->...ik"},
+                   "einsum.ellipsis")
 
 
 def test_einsum_mismatch_conflict_and_bad_equation():
@@ -214,3 +222,50 @@ def test_einsum_matches_onnxruntime(eqn, sizes):
     assert res.evaluate(binding(specs, arrays))["y0"] == truth
     for s in res.shape("y0"):
         assert s.exactness is Exactness.EXACT
+
+
+# ---------------------------------------------------------------- preconditions of the spec (conflicts)
+F = "float"
+PRECONDITIONS = [
+    # (op, inputs, attrs, opset, rule, onnxruntime refuses it too)
+    ("MatMul", [ts(F, []), ts(F, [3])], {}, 18, "matmul.rank", True),
+    ("MatMul", [ts(F, [2, 3]), ts(F, [4, 5])], {}, 18, "matmul.inner", True),
+    ("Gemm", [ts(F, [2, 3, 4]), ts(F, [4, 5])], {}, 18, "gemm.rank", True),
+    ("Gemm", [ts(F, [2, 3]), ts(F, [3])], {}, 18, "gemm.rank", True),
+    ("Gemm", [ts(F, [2, 3]), ts(F, [3, 4]), ts(F, [1, 2, 4])], {}, 18, "gemm.c_rank", True),
+    ("Gemm", [ts(F, [2, 3]), ts(F, [3, 4]), ts(F, [3])], {}, 18, "gemm.c_broadcast", True),
+    ("Einsum", [ts(F, [2, 3])], {"equation": "ij,jk->ik"}, 12, "einsum.operands", True),
+    ("Einsum", [ts(F, [2, 3]), ts(F, [3, 4])], {"equation": "ij->ij"}, 12, "einsum.operands", True),
+    ("Einsum", [ts(F, [])], {"equation": "i->i"}, 12, "einsum.rank", True),
+    ("Einsum", [ts(F, [2])], {"equation": "...ij->...ij"}, 12, "einsum.rank", True),
+    ("Einsum", [ts(F, [2, 3])], {"equation": "ij->ii"}, 12, "einsum.output", True),
+    ("Einsum", [ts(F, [2, 3])], {"equation": "ij->k"}, 12, "einsum.output", True),
+    ("Einsum", [ts(F, [2, 3])], {"equation": "i1->i"}, 12, "einsum.equation", True),
+    ("Einsum", [ts(F, [2, 3])], {"equation": "ij->j->i"}, 12, "einsum.equation", True),
+    ("Einsum", [ts(F, [2, 3]), ts(F, [4, 3])], {"equation": "ij,jk->ik"}, 12, "einsum.letter", True),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,ort", PRECONDITIONS,
+                         ids=[f"{c[0]}-{c[4]}-{k}" for k, c in enumerate(PRECONDITIONS)])
+def test_precondition_is_a_conflict(op, inputs, attrs, opset, rule, ort):
+    assert_refused(op, inputs, attrs, rule, opset=opset, ort=ort)
+
+
+def test_einsum_valid_forms_run():
+    assert_runs_like_ort("Einsum", [ts(F, [2, 3])], {"equation": "iJ->Ji"}, opset=12)       # upper case letters
+    assert_runs_like_ort("Einsum", [ts(F, [2, 3])], {"equation": "i j -> j i"}, opset=12)   # spaces
+    assert_runs_like_ort("Einsum", [ts(F, [3, 3])], {"equation": "ii"}, opset=12)           # trace: a scalar
+    assert_runs_like_ort("Einsum", [ts(F, [2, 3])], {"equation": "ij->...ij"}, opset=12)    # '...' of no axis
+
+
+def test_einsum_operand_of_unknown_rank_keeps_the_known_letters():
+    res = infer_node("Einsum", [ts(F, None), ts(F, [3, 4])], {"equation": "ij,jk->ik"})
+    s = res.shape("y0")
+    assert len(s) == 2 and s[1].expr == 4 and s[0].exactness is not Exactness.EXACT
+    assert not res.conflicts and not unchecked(res)
+
+
+def test_onnx_backend_node_tests():
+    """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
+    check_backend(*("MatMul", "MatMulInteger", "QLinearMatMul", "Gemm", "Einsum"), min_cases=20)

@@ -3,7 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, failed
+from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
+
+from .test_shape import assert_refused, assert_runs_like_ort, check_backend, conflict_rules
 
 
 def value(res, name):
@@ -96,7 +98,7 @@ def test_softmax_shape(op, opset):
 
 def test_softmax_bad_axis():
     res = infer_node("Softmax", [ts("float", ["B", 4])], {"axis": 2}, opset=13)
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and "axis.range" in conflict_rules(res)
 
 
 # ------------------------------------------------------------ CumSum, Trilu
@@ -112,7 +114,7 @@ def test_cumsum_shape_and_values():
 def test_trilu():
     assert exprs(infer_node("Trilu", [ts("float", ["N", "S", "S"])]), "y0") == ("N", "S", "S")
     res = infer_node("Trilu", [ts("float", ["N"])])
-    assert res.shape("y0") is None and failed(res)
+    assert res.shape("y0") is None and refused(res) and "trilu.rank" in conflict_rules(res)
 
 
 # ------------------------------------------------------------ properties vs onnxruntime
@@ -167,3 +169,62 @@ def test_property_cumsum_values(vals, exclusive, reverse):
     res = infer_node("CumSum", [a, np.array(0, np.int64)], attrs)
     truth = run_ort(node_model("CumSum", [ts("int64", [len(vals)]), np.array(0, np.int64)], attrs), {"x0": a})[0]
     assert value(res, "y0") == tuple(int(x) for x in truth)
+
+
+# ------------------------------------------------------------ preconditions of the spec (conflicts)
+F = "float"
+
+
+def p(*shape):
+    return np.ones(shape, np.float32)
+
+
+PRECONDITIONS = [
+    # (op, inputs, attrs, opset, rule, onnxruntime refuses it too)
+    ("BatchNormalization", [ts(F, [128]), p(1, 2), p(1), p(1), p(1)], {}, 15, "batchnorm.param_rank", True),
+    ("BatchNormalization", [ts(F, [2, 3]), p(3), p(3), p(3), p(3, 1)], {}, 15, "batchnorm.param_rank", True),
+    ("BatchNormalization", [ts(F, []), p(1), p(1), p(1), p(1)], {}, 15, "batchnorm.rank", True),
+    ("BatchNormalization", [ts(F, [2, 3]), p(3), p(3), p(3), p(3)], {"training_mode": 1}, 15,
+     "batchnorm.outputs", True),
+    ("BatchNormalization", [ts(F, [2, 3]), p(4), p(4), p(4), p(4)], {}, 15, "batchnorm.channels", True),
+    ("Softmax", [ts(F, [])], {}, 13, "softmax.rank", True),
+    ("LogSoftmax", [ts(F, [])], {}, 13, "logsoftmax.rank", True),
+    ("Hardmax", [ts(F, [])], {}, 13, "hardmax.rank", True),
+    ("Softmax", [ts(F, [])], {}, 11, "softmax.rank", True),
+    ("Softmax", [ts(F, [2, 3])], {"axis": 2}, 11, "axis.range", True),
+    ("InstanceNormalization", [ts(F, [3]), p(3), p(3)], {}, 18, "instancenorm.rank", True),
+    ("InstanceNormalization", [ts(F, [2, 3, 4]), p(1, 3), p(3)], {}, 18, "instancenorm.param_rank", False),
+    ("GroupNormalization", [ts(F, [2, 4, 3]), p(4), p(4)], {"num_groups": 0}, 21, "groupnorm.num_groups", True),
+    ("GroupNormalization", [ts(F, [2, 6, 3]), p(6), p(6)], {"num_groups": 4}, 21, "groupnorm.divisible", True),
+    ("LRN", [ts(F, [2, 3, 4, 4])], {"size": 0}, 18, "lrn.size", True),
+    ("LRN", [ts(F, [3])], {"size": 3}, 18, "lrn.rank", True),
+    ("LayerNormalization", [ts(F, [3]), p(2, 3)], {}, 18, "layernorm.scale", True),
+    ("LayerNormalization", [ts(F, [2, 3]), p(3)], {"axis": 2}, 18, "axis.range", True),
+    ("CumSum", [ts(F, []), np.array(0, np.int64)], {}, 18, "cumsum.rank", True),
+    ("CumSum", [ts(F, [3]), np.array([[0]], np.int64)], {}, 18, "cumsum.axis", True),
+    ("CumSum", [ts(F, [3]), np.array(1, np.int64)], {}, 18, "axis.range", True),
+    ("Trilu", [ts(F, [3])], {}, 18, "trilu.rank", True),
+    ("Trilu", [ts(F, [3, 3]), np.array([[0]], np.int64)], {}, 18, "trilu.k", True),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,ort", PRECONDITIONS,
+                         ids=[f"{c[0]}-{c[4]}-{k}" for k, c in enumerate(PRECONDITIONS)])
+def test_precondition_is_a_conflict(op, inputs, attrs, opset, rule, ort):
+    assert_refused(op, inputs, attrs, rule, opset=opset, ort=ort)
+
+
+def test_batchnorm_rank1_input_has_one_channel():
+    """A 1-D X of size N: C is 1 (the spec), so every parameter has length 1."""
+    res = assert_runs_like_ort("BatchNormalization", [ts(F, [128]), p(1), p(1), p(1), p(1)])
+    assert exprs(res, "y0") == (128,)
+    res = infer_node("BatchNormalization", [ts(F, [128]), p(2), p(2), p(2), p(2)])
+    assert "batchnorm.channels" in conflict_rules(res)
+    res = assert_runs_like_ort("BatchNormalization", [ts(F, [2, 3]), p(3), p(3), p(3), p(3)], {"training_mode": 1},
+                               opset=15, n_outputs=3)
+    assert exprs(res, "y1") == (3,)
+
+
+def test_onnx_backend_node_tests():
+    """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
+    check_backend(*("BatchNormalization", "LayerNormalization", "GroupNormalization", "InstanceNormalization", "LRN", "MeanVarianceNormalization", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu"), min_cases=60)

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from onnx import TensorProto
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, unchecked
 
 
 def value(res, name):
@@ -57,11 +57,49 @@ def test_reduce_unknown_axes_keepdims_upper_bound():
 
 
 def test_reduce_unknown_axes_no_keepdims():
+    """One axis read at run time: the rank drops by one.  Two: onnxruntime runs repeated axes
+    ([0, 0] reduces one axis), so the rank is unknown."""
+    res = infer_node("ReduceSum", [ts("float", ["N", 4, 5]), ts("int64", [1])], {"keepdims": 0}, opset=13)
+    assert len(res.shape("y0")) == 2
+    assert all(d.exactness is not Exactness.EXACT for d in res.shape("y0"))
     res = infer_node("ReduceSum", [ts("float", ["N", 4, 5]), ts("int64", [2])], {"keepdims": 0}, opset=13)
-    assert len(res.shape("y0")) == 1
-    assert res.shape("y0")[0].exactness is not Exactness.EXACT
+    assert res.shape("y0") is None and not res.conflicts and not unchecked(res)
+    m = node_model("ReduceSum", [ts("float", [3, 4, 5]), ts("int64", [2])], {"keepdims": 0}, opset=13)
+    x = np.zeros((3, 4, 5), np.float32)
+    assert run_ort(m, {"x0": x, "x1": np.array([0, 0], np.int64)})[0].shape == (4, 5)
+    assert run_ort(m, {"x0": x, "x1": np.array([0, 1], np.int64)})[0].shape == (5,)
     res = infer_node("ReduceSum", [ts("float", ["N", 4, 5]), ts("int64", ["K"])], {"keepdims": 0}, opset=13)
     assert res.shape("y0") is None
+
+
+# ---------------------------------------------------------------- preconditions of the spec (conflicts)
+from .test_shape import assert_refused, assert_runs_like_ort, check_backend  # noqa: E402
+
+PRECONDITIONS = [
+    # (op, inputs, attrs, opset, rule, onnxruntime refuses it too)
+    ("ReduceSum", [ts("float", [2, 3]), np.array([[0]], np.int64)], {}, 13, "reducesum.axes", True),
+    ("ReduceSum", [ts("float", [2, 3]), np.array(0, np.int64)], {}, 13, "reducesum.axes", True),
+    ("ReduceMean", [ts("float", [2, 3])], {"axes": [2]}, 13, "axis.range", True),
+    ("ReduceL2", [ts("float", [2, 3]), np.array([-3], np.int64)], {}, 18, "axis.range", True),
+    ("ArgMax", [ts("float", [])], {"keepdims": 0}, 13, "axis.range", True),
+    ("ArgMin", [ts("float", [2, 3])], {"axis": 2}, 13, "axis.range", True),
+]
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset,rule,ort", PRECONDITIONS,
+                         ids=[f"{c[0]}-{c[4]}-{k}" for k, c in enumerate(PRECONDITIONS)])
+def test_precondition_is_a_conflict(op, inputs, attrs, opset, rule, ort):
+    assert_refused(op, inputs, attrs, rule, opset=opset, ort=ort)
+
+
+@pytest.mark.parametrize("op,inputs,attrs,opset", [
+    ("ReduceSum", [ts("float", [2, 3]), np.array([0, 0], np.int64)], {"keepdims": 0}, 13),
+    ("ReduceMean", [ts("float", [2, 3])], {"axes": [1, -1], "keepdims": 0}, 13),
+    ("ReduceMax", [ts("float", [2, 3]), np.array([0, -2], np.int64)], {}, 18),
+])
+def test_repeated_axes_run(op, inputs, attrs, opset):
+    """The spec does not ask for distinct axes and onnxruntime reduces a repeated one once."""
+    assert_runs_like_ort(op, inputs, attrs, opset=opset)
 
 
 def test_reduce_zero_dim():
@@ -168,3 +206,8 @@ def test_reduce_prod_of_symbolic_shape_value():
     (v,) = value(res, "z")
     assert {str(s) for s in v.free_symbols} == {"N", "S"}
     assert v.subs({s: 3 for s in v.free_symbols}) == 36
+
+
+def test_onnx_backend_node_tests():
+    """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
+    check_backend(*("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin"), min_cases=100)
