@@ -232,8 +232,8 @@ class Provenance:
     message: str       # a sentence a person can read
 
     def where(self) -> str:
-        if self.op_type == "initializer":
-            return f"initializer '{self.node}'"
+        if self.op_type in ("initializer", "input") and self.node:
+            return f"{'graph input' if self.op_type == 'input' else 'initializer'} '{self.node}'"
         if self.node or self.op_type not in ("assumption", "domain", "input", "annotation"):
             return f"{self.op_type} node '{self.node}'"
         return self.op_type
@@ -294,7 +294,7 @@ class Conflict:
         rels = [c.relation for c in self.constraints]
         if len(rels) == 1 and isinstance(rels[0], Violation):
             c0 = self.constraints[0]
-            verb = "is invalid" if c0.provenance.op_type == "initializer" else "cannot run"
+            verb = "is invalid" if c0.provenance.op_type in ("initializer", "input") else "cannot run"
             lines = [f"conflict: {c0.provenance.where()} {verb}: {rels[0]}"]
         elif len(rels) > 1:
             lines = [f"conflict: {self.headline} cannot hold together"]

@@ -179,6 +179,13 @@ class Engine:
                 from .ops.sequence import declare_input   # sequence / optional inputs
                 self.values[v] = declare_input(self, v)
                 continue
+            if v.dtype is None and v.type.__class__ is not OtherType:
+                # no element type (no type at all, or UNDEFINED): onnxruntime refuses to load
+                # such a model ("Invalid tensor data type 0"), ONNX's inference too
+                self.store.add(violation(f"graph input '{v.name}' has no element type",
+                                         f"declare the element type of graph input '{v.name}'"),
+                               Provenance(v.name, "input", "input.type", f"graph input '{v.name}' has no element "
+                                          "type"))
             self.values[v] = TensorInfo(self._input_shape(v), v.dtype)
         declared = getattr(graph, "declared_inits", None) or {}
         overridable = (getattr(self.model, "ir_version", 4) or 0) >= 4
