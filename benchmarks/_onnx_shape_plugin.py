@@ -481,9 +481,11 @@ class Diff:
     @property
     def effective(self) -> str:
         """The kind after the runtime check: a claim the runtime confirms is right; one it
-        contradicts is wrong."""
+        contradicts is wrong.  ``split``: the runtimes disagree with each other, smtshape's
+        bound holds each one's size and ONNX's expectation is not onnxruntime's (the issue's
+        rule: onnxruntime's size is the truth): right too."""
         v = (self.runtime or {}).get("verdict")
-        if v == "smtshape":
+        if v in ("smtshape", "split"):
             return "right"
         if v in ("onnx", "neither"):
             return "wrong"
@@ -584,7 +586,8 @@ def _type_text(tp) -> str:
 def settle(diffs: list, rec: Record, call) -> None:
     """Runtime-check the diffs with a claim, record them all, and raise AssertionError
     when one is (still) wrong or less resolved."""
-    checkable = [d for d in diffs if d.claims_dims and (d.kind in ("wrong", "more") or d.aspect == "dim")]
+    checkable = [d for d in diffs if (d.claims_dims and (d.kind in ("wrong", "more") or d.aspect == "dim"))
+                 or (d.kind == "less" and d.aspect == "dim" and _bounded(call, d))]
     if checkable and call is not None and call.result is not None:
         runtime_check(call, checkable)
     idx = None if call is None else call.index
@@ -958,8 +961,15 @@ def _verdict(d: Diff, runs, call: Call) -> dict:
         if not got:
             return {"verdict": "not checkable", "reason": f"'{name}' not produced"}
         if len({(tuple(v[1]), v[2]) for v in got.values()}) > 1:
-            return {"verdict": "not checkable", "reason": "the runtimes disagree: " + "; ".join(
-                f"{rt} {v[1]} type {v[2]}" for rt, v in got.items())}
+            reason = "the runtimes disagree: " + "; ".join(f"{rt} {v[1]} type {v[2]}" for rt, v in got.items())
+            split = _split(d, call, env, params, got)
+            if split is None:
+                return {"verdict": "not checkable", "reason": reason}
+            if not split:
+                return {"verdict": "onnx", "reason": reason}
+            seen.append({"binding": env, "runtime": {rt: list(v[1][0]) for rt, v in got.items()},
+                         "by": sorted(got), "split": reason})
+            continue
         seq, shapes, et = next(iter(got.values()))
         if not shapes:
             return {"verdict": "not checkable", "reason": "an empty sequence"}
@@ -970,8 +980,40 @@ def _verdict(d: Diff, runs, call: Call) -> dict:
         onnx_ok &= all(c[1] for c in claims)
         seen.append({"binding": env, "runtime": [list(s) for s in shapes] if seq else list(shapes[0]),
                      "elem_type": et, "by": sorted(got)})
+    if any("split" in s for s in seen):
+        return {"verdict": "split" if ours_ok else "neither", "runs": seen}
     verdict = "smtshape" if ours_ok else ("onnx" if onnx_ok else "neither")
     return {"verdict": verdict, "runs": seen}
+
+
+def _split(d: Diff, call: Call, env, params, got) -> bool | None:
+    """The runtimes disagree on a dim: does smtshape's claim hold every runtime's size while
+    ONNX's expectation is not onnxruntime's (True), does ONNX's expectation hold
+    onnxruntime's size while smtshape's claim misses one (False), or neither (None)?"""
+    if d.aspect != "dim" or "onnxruntime" not in got:
+        return None
+    ours, onnx_at_ort = [], None
+    for rt, (seq, shapes, et) in got.items():
+        if seq or not shapes:
+            return None
+        c = _claims(d, call, env, params, shapes[0], et)
+        if c[0] is None:
+            return None
+        ours.append(c[0])
+        if rt == "onnxruntime":
+            onnx_at_ort = c[1]
+    if all(ours) and not onnx_at_ort:
+        return True
+    if onnx_at_ort and not all(ours):
+        return False
+    return None
+
+
+def _bounded(call, d) -> bool:
+    """Is smtshape's answer for this dim an upper bound (a checkable claim too)?"""
+    dims = _claimed_dims(call, d.value) if call is not None and call.result is not None else None
+    x = dims[d.axis] if dims is not None and d.axis is not None and d.axis < len(dims) else None
+    return x is not None and x.bound is not None and x.exactness.name == "UPPER_BOUND"
 
 
 def _claims(d: Diff, call: Call, env, params, shape, et) -> tuple:
@@ -984,6 +1026,13 @@ def _claims(d: Diff, call: Call, env, params, shape, et) -> tuple:
         return None, False
     if d.aspect == "dim":
         x = dims[d.axis] if d.axis < len(dims) else None
+        if x is not None and x.exactness.name == "UPPER_BOUND" and x.bound is not None and d.axis < len(shape):
+            from smtshape.expr import evaluate
+            try:
+                bound = evaluate(x.bound, env, dict(x.definitions))
+            except Exception:  # noqa: BLE001 - a bound over run-time quantities: not checkable
+                return None, False
+            return bound is not None and shape[d.axis] <= bound, _onnx_at(d.expected, params) == shape[d.axis]
         ours = None if x is None else x.evaluate(env)
         if ours is None or d.axis >= len(shape):
             return None, False

@@ -29,7 +29,10 @@ Grades (one per test; the first that applies, in this order):
   inference accepted, also with ``check_type=True`` (ONNX checks element types
   against the schemas only then; the test file runs without it, smtshape always
   checks them: a conflict ONNX shares with ``check_type=True`` is agreement, and
-  the test's notes say so);
+  the test's notes say so), and that onnxruntime or onnx's reference evaluator
+  runs (a conflict both runtimes confirm by refusing the model is judged right and
+  ONNX's test wrong, listed in the notes: the issue's rule, the runtime is the
+  truth where ONNX's test and the runtime disagree);
 - ``missed invalid``: ONNX raised on a call (as the test asked for it) and
   smtshape found no conflict;
 - ``wrong``: an elem type, rank or dim differs from ONNX's expectation and the
@@ -167,6 +170,8 @@ def call_problems(call: dict) -> list:
         return [("crash", f"smtshape {sm}: {call['smtshape_text']}")]
     if sm == "conflict" and not onnx_rejects and call.get("onnx_typecheck_error"):
         return []      # ONNX agrees once it checks element types (check_type=True): see _notes
+    if sm == "conflict" and not onnx_rejects and _runtimes_refuse(call):
+        return []      # both runtimes refuse the model ONNX's test calls valid: see _notes
     if sm == "conflict" and not onnx_rejects:
         rt = "; ".join(f"{k} {v[:110]}" for k, v in (call["runtime"] or {}).items()) or "not run"
         return [("false conflict", f"[runtime: {_squeeze(rt)}] smtshape: {_squeeze(call['smtshape_text'])}")]
@@ -223,7 +228,7 @@ def grade_test(rec: dict | None, base: dict) -> dict:
     problems = [p for c in rec["calls"] for p in call_problems(c)]
     problems += [("wrong", diff_text(d)) for d in rec["diffs"] if d["effective"] == "wrong"]
     problems += [("less resolved", diff_text(d)) for d in rec["diffs"] if d["effective"] == "less"]
-    if not problems and rec["outcome"] != "passed" and not _typecheck_agreed(rec):
+    if not problems and rec["outcome"] != "passed" and not _typecheck_agreed(rec) and not _runtime_refused(rec):
         problems = [_other_failure(rec)]
     if problems:
         grade = min(problems, key=lambda p: PROBLEM_ORDER.index(p[0]))[0]
@@ -233,6 +238,21 @@ def grade_test(rec: dict | None, base: dict) -> dict:
         out["grade"] = "pass"
     out["notes"] = _notes(rec)
     return out
+
+
+def _runtimes_refuse(call: dict) -> bool:
+    """Do onnxruntime and onnx's reference evaluator both refuse to run the model (the
+    rule of the issue: where ONNX's test and the runtime disagree, the runtime is the
+    truth; a conflict both refuse is judged right, ONNX's test wrong)?"""
+    rt = call.get("runtime") or {}
+    return all(str(rt.get(name, "")).startswith("fails") for name in ("onnxruntime", "onnx.reference"))
+
+
+def _runtime_refused(rec: dict) -> list:
+    """The calls where smtshape's conflict is one ONNX's test does not expect and both
+    runtimes confirm (they refuse the model)."""
+    return [c for c in rec["calls"] if c["smtshape"] == "conflict" and c["onnx_strict_error"] is None
+            and c["onnx_error"] is None and not c.get("onnx_typecheck_error") and _runtimes_refuse(c)]
 
 
 def _typecheck_agreed(rec: dict) -> list:
@@ -261,6 +281,13 @@ def _notes(rec: dict) -> list:
     more = [d for d in rec["diffs"] if d["kind"] == "more"]
     if more:
         notes.append("more resolved: " + "; ".join(diff_text(d) for d in more[:4]))
+    refused = _runtime_refused(rec)
+    if refused:
+        rt = refused[0]["runtime"]
+        notes.append("ONNX's test judged wrong: smtshape's conflict, which both runtimes confirm (onnxruntime "
+                     f"{_squeeze(str(rt.get('onnxruntime')))[:160]}; onnx.reference "
+                     f"{_squeeze(str(rt.get('onnx.reference')))[:160]}); smtshape: "
+                     + _squeeze(refused[0]["smtshape_text"])[:240])
     typed = _typecheck_agreed(rec)
     if typed:
         notes.append("conflict that ONNX's inference shares with check_type=True (the test runs without it): "

@@ -4,8 +4,10 @@ A rule reads its inputs (``shape``, ``rank``, ``dtype``, ``value``,
 ``const``), its attributes (``attr``, ``require_attr``), sets its outputs
 (``set_output``), makes data symbols (``data_symbol``) and emits constraints
 (``require``, ``equal``).  It asks the store questions with ``decide`` (three
-valued: a rule acts only on PROVEN or REFUTED) and gives up on a node with
-``fail`` (its outputs become UNKNOWN, the analysis goes on).
+valued: a rule acts only on PROVEN or REFUTED).  It stops on a node in one of two
+ways: ``invalid`` (the node breaks a precondition of the spec: a conflict) or
+``cannot`` (this rule cannot compute the case: the node is unchecked); either way
+its outputs become UNKNOWN and the analysis goes on.
 
 Shapes are tuples of dim expressions (``int`` or sympy), ``None`` when the
 rank is unknown.  An unknown dim is a data symbol (``ctx.unknown_dim``).
@@ -385,9 +387,6 @@ class Context:
     def warn(self, message: str):
         self.engine.diagnostic("warning", message, self.name, self.op_type)
 
-    def fail(self, message: str):
-        # (transitional: every call is being sorted into ``invalid`` or ``cannot``)
-        raise RuleError(message, Cannot.NOT_MODELED)
 
 
 def canon_shape(store, t: TensorInfo) -> tuple:

@@ -269,7 +269,7 @@ class Tensor:
         the field of another type); a sentence for elements whose count differs from the
         dims' (the checker lets it pass, onnxruntime refuses the model: a conflict for the
         caller to state); None when it is fine.  Raw data is measured only for tensors
-        under 1 MB (reading a large one would copy it)."""
+        whose dims say under 1 MB (reading a large one would copy it)."""
         p = self._proto
         code = p.data_type
         where = f"tensor '{self.name}'"
@@ -290,8 +290,8 @@ class Tensor:
         if bits is None:
             return None          # (strings, complex, sub-byte types: counted by their readers)
         if has_raw:
-            if p.ByteSize() > 1 << 20:
-                return None
+            if n * bits > 8 << 20:
+                return None      # (reading raw_data copies it: a large tensor is not measured)
             held = len(p.raw_data) * 8 // bits
         elif filled:
             held = len(getattr(p, filled[0]))
