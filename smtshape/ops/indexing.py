@@ -473,8 +473,18 @@ def _count_true(ctx, dim):
 def nonzero(ctx):
     ctx.check_inputs(1, 1)
     xs = ctx.shape(0)
-    # onnxruntime treats a scalar as a 1-element vector: output [1, n] (ONNX's inference says [0, n])
-    rank = (max(len(xs), 1)) if xs is not None else ctx.unknown_dim("nonzero_rank")
+    if xs is not None and len(xs) == 0:
+        # a scalar: onnxruntime treats it as a 1-element vector (output [1, n]), the spec and
+        # onnx's reference evaluator give [0, n]: the first dim is one of the two, never
+        # EXACT one way (the count is 0 or 1 either way)
+        ctx.warn("NonZero of a scalar: onnxruntime gives shape [1, n], the spec and onnx's reference "
+                 "evaluator [0, n]; the first dim is kept as a data symbol at most 1")
+        split = ctx.data_symbol("nonzero_rank", 1, "NonZero of a scalar: 1 in onnxruntime, 0 by the spec")
+        arr = _known_array(ctx, 0, xs)
+        n = int(arr.reshape(-1)[0] != 0) if arr is not None else \
+            ctx.data_symbol("nonzero_n", 1, "number of non-zero elements, known only at run time")
+        return ctx.set_output(0, (split, n), INT64)
+    rank = len(xs) if xs is not None else ctx.unknown_dim("nonzero_rank")
     arr = _known_array(ctx, 0, xs)
     if arr is not None:
         arr = arr.reshape(-1) if arr.ndim == 0 else arr

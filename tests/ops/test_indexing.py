@@ -188,13 +188,17 @@ def test_nonzero_vs_ort(shape, data):
     want = run_ort("NonZero", [ts("int64", shape)], None, {"x0": arr}, otypes=[TensorProto.INT64])[0]
     # known input: the count is exact
     res = infer_node("NonZero", [arr])
-    assert exprs(res, "y0") == want
+    if not shape:      # a scalar: the first dim is a bound holding onnxruntime's 1 and the spec's 0
+        first, count = res.shape("y0")
+        assert first.bound == 1 and want[0] <= 1 and count.expr == want[1]
+    else:
+        assert exprs(res, "y0") == want
     # symbolic input: the count is bounded by numel
     names = [f"d{k}" for k in range(len(shape))]
     res = infer_node("NonZero", [ts("int64", names)])
     env = dict(zip(names, shape))
     r, n = res.shape("y0")
-    assert r.expr == want[0] and want[1] <= bound_at(n, env)
+    assert (r.expr == want[0] if shape else r.bound == 1) and want[1] <= bound_at(n, env)
 
 
 # ---------------------------------------------------------------- TopK
@@ -484,6 +488,7 @@ def test_onehot_negative_indices_are_legal_from_opset_11_and_depth_0():
     assert exprs(res, "y0") == (2, 3)
     res = infer_node("OneHot", [ts(I, [2]), np.array(0, np.int64), V2])
     assert exprs(res, "y0") == (2, 0) and not res.conflicts and not unchecked(res)
+    import smtshape
     from onnx.reference import ReferenceEvaluator
     m = node_model("OneHot", [ts(I, [2]), np.array(0, np.int64), V2])
     assert ReferenceEvaluator(m).run(None, {"x0": np.array([0, 1], np.int64)})[0].shape == (2, 0)
@@ -494,6 +499,7 @@ def test_onehot_empty_depth_is_a_conflict():
     reference both refuse it (onnx's own shape-inference test expects it to pass)."""
     res = infer_node("OneHot", [ts(I, [2, 2]), np.zeros(0, np.int64), V2])
     assert "onehot.depth" in conflict_rules(res)
+    import smtshape
     from onnx.reference import ReferenceEvaluator
     m = node_model("OneHot", [ts(I, [2, 2]), np.zeros(0, np.int64), V2])
     with pytest.raises(Exception):
@@ -512,3 +518,22 @@ def test_topk_k_zero_runs():
 def test_onnx_backend_node_tests():
     """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
     check_backend(*("GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "OneHot", "Compress", "NonZero", "TopK", "Unique", "NonMaxSuppression"), min_cases=40)
+
+
+def test_nonzero_of_a_scalar_is_a_split_between_the_spec_and_onnxruntime():
+    """onnxruntime gives shape [1, 1] for a non-zero scalar, the spec and onnx's reference
+    evaluator [0, 1]: the first dim is a bound holding both, never EXACT one way (it was
+    EXACT 1, onnxruntime's)."""
+    import smtshape
+    from onnx.reference import ReferenceEvaluator
+    from smtshape.testing import node_model, run_onnxruntime
+    m = node_model("NonZero", [ts("float", [])], opset=13)
+    x = np.array(2.0, np.float32)
+    assert run_onnxruntime(m, {"x0": x})[0].shape == (1, 1)
+    assert ReferenceEvaluator(m).run(None, {"x0": x})[0].shape == (0, 1)
+    res = smtshape.analyze(m)
+    first, count = res.shape("y0")
+    assert first.exactness is Exactness.UPPER_BOUND and first.bound == 1
+    assert count.exactness is Exactness.UPPER_BOUND and count.bound == 1
+    res = smtshape.analyze(node_model("NonZero", [x], opset=13))        # a constant scalar
+    assert res.shape("y0")[0].exactness is Exactness.UPPER_BOUND and res.shape("y0")[1].expr == 1
