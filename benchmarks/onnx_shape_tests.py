@@ -399,7 +399,32 @@ def render(rows: list, meta: dict) -> str:
     L += _verdict_lines(f["verdicts"])
     L += _per_op_table(rows)
     L += _grade_lists(rows)
+    L += _judged(rows)
     return "\n".join(L)
+
+
+def _judged(rows: list) -> list:
+    """The passing tests where ONNX's test is judged wrong by the runtime's standard: a
+    conflict both runtimes confirm, a dim where onnxruntime gives another size than ONNX
+    expects (smtshape's claim holding it), a conflict ONNX shares once it checks types."""
+    picked = []
+    for r in rows:
+        if r["grade"] != "pass":
+            continue
+        why = [n for n in r.get("notes", []) if n.startswith(("ONNX's test judged wrong", "runtime sides",
+                                                             "conflict that ONNX's inference shares"))]
+        if why:
+            picked.append((r, why))
+    if not picked:
+        return []
+    L = ["### Passing where ONNX's expectation is not the runtime's", "",
+         "Where ONNX's test and the runtime disagree, the runtime is the truth: a conflict both "
+         "onnxruntime and onnx's reference evaluator confirm by refusing the model, a dim whose runtime "
+         "size smtshape's answer holds and ONNX's expectation does not, and a conflict ONNX's own "
+         "inference raises once it checks element types (`check_type=True`).", ""]
+    L += [f"- `{r['id']}` ({', '.join(r['ops']) or '-'}): {_md(' / '.join(why))[:400]}" for r, why in picked]
+    L.append("")
+    return L
 
 
 def _header(meta: dict) -> list:
