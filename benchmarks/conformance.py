@@ -342,6 +342,17 @@ def to_json(outs):
              "echoed_false_equalities": o.echoed_false_equalities} for o in outs]
 
 
+def _kept_tail(path) -> str:
+    """What ``benchmarks/onnx_shape_tests.py`` wrote into the same file (its marked section
+    and what follows it), kept when this report is rewritten."""
+    try:
+        old = Path(path).read_text()
+    except OSError:
+        return ""
+    i = old.find("<!-- onnx-shape-tests:begin -->")
+    return "" if i < 0 else "\n" + old[i:]
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -399,7 +410,7 @@ def main(argv=None):
     text = report(outs, tools, variants, len(names), argv, seconds, a.jobs, seq_tests)
     print(text)
     if a.out:
-        write_atomic(a.out, text + "\n")
+        write_atomic(a.out, text + "\n" + _kept_tail(a.out))
     if a.json:
         write_atomic(a.json, json.dumps(to_json(outs), indent=1) + "\n")
     return 0
