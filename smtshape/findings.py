@@ -27,7 +27,7 @@ from . import expr as E
 from .constraints import eq, ge, le
 from .lazyz3 import z3
 from .printing import show
-from .store import _sides
+from .store import Groups, _sides
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
 PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact", "pool.float_exact"})
@@ -362,30 +362,18 @@ def _prune(store, constraints, input_set) -> list:
 
 
 def _components(store, constraints) -> list:
-    """The constraints grouped by shared symbols (each group a list, in id order), with
-    the input symbols of each group."""
-    parent: dict = {}
-
-    def find(x):
-        while parent.get(x, x) is not x:
-            parent[x] = parent.get(parent[x], parent[x])
-            x = parent[x]
-        return x
+    """The constraints grouped by shared symbols (each group a list, in id order)."""
+    sets = Groups()
     first: dict = {}
     for c in constraints:
         syms = list(c.relation.symbols())
-        if not syms:
-            continue
-        root = find(syms[0])
-        for x in syms[1:]:
-            rx = find(x)
-            if rx is not root:
-                parent[rx] = root
-        first[c.id] = syms[0]
+        if syms:
+            sets.union_all(syms)
+            first[c.id] = syms[0]
     groups: dict = {}
     for c in constraints:
         if c.id in first:
-            groups.setdefault(find(first[c.id]), []).append(c)
+            groups.setdefault(sets.find(first[c.id]), []).append(c)
     return list(groups.values())
 
 

@@ -1522,14 +1522,8 @@ class Store:
         key = (len(self.constraints), len(self.subst))
         hit = self._cache.get("broadcast_only")
         if hit is None or hit[1] != key:
-            parent: dict = {}
-
-            def find(x):
-                while parent.get(x, x) is not x:
-                    parent[x] = parent.get(parent[x], parent[x])
-                    x = parent[x]
-                return x
-
+            sets = Groups()
+            find = sets.find
             bad: set = set()
             groups = []
             for c in self.constraints:
@@ -1537,10 +1531,7 @@ class Store:
                     continue      # eliminations show in the canonical forms (and below)
                 cr = self.canon_rel(c.relation)
                 syms_c = list(_rel_symbols(cr))
-                for x in syms_c[1:]:
-                    a, b = find(syms_c[0]), find(x)
-                    if a is not b:
-                        parent[a] = b
+                sets.union_all(syms_c)
                 ok = _is_broadcast_disjunction(cr) or (
                     c.kind == "definition" and isinstance(cr, Rel) and cr.op == "=="
                     and cr.lhs in self.definitions and _pure_bcast(cr.rhs))
@@ -1763,6 +1754,35 @@ def _is_broadcast_disjunction(r) -> bool:
         return False
     (x, y), (p, one), (q, one2) = ((a.lhs, a.rhs) for a in r.args)
     return (one == 1 and one2 == 1 and p == x and q == y and _pure_bcast(x) and _pure_bcast(y))
+
+
+class Groups:
+    """Disjoint sets of hashable items (union-find with path halving): the groups of
+    symbols that constraints connect."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, x):
+        parent = self.parent
+        while parent.get(x, x) is not x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    def union_all(self, items):
+        """Put every item of ``items`` in one group; returns that group's representative
+        (None for no items)."""
+        root = None
+        for x in items:
+            rx = self.find(x)
+            if root is None:
+                root = rx
+            elif rx is not root:
+                self.parent[rx] = root
+        return root
 
 
 def cone(constraints, symbols) -> list:
