@@ -206,9 +206,11 @@ def node_io(proto) -> list:
     return [(n.op_type, [i for i in n.input if i], [o for o in n.output if o]) for n in proto.graph.node]
 
 
-def first_losses(row, tool) -> list:
+def first_losses(row, tool, data_dependent=False) -> list:
     """Nodes with an unresolved output axis although every value they depend on (inputs and their
-    ancestors) is fully resolved: (op_type, example output name)."""
+    ancestors) is fully resolved (exact or correctly bounded): (op_type, example output name); the
+    values looked at are the non-data-dependent ones, or with ``data_dependent`` the truth's
+    data-dependent ones."""
     g = row["tools"][tool]["grade"]
     dirty = {v for v, _ in g.unresolved_entries} | {v for v, _ in g.dd_unresolved_entries}
     dirty |= set(g.unknown_scalars) | {w.value for w in g.wrong_entries}
@@ -224,7 +226,7 @@ def first_losses(row, tool) -> list:
                 rest.append((op, ins, outs))
                 continue
             ok_in = all(clean.get(i, True) for i in ins)
-            bad_out = [o for o in outs if o in dirty and o not in row["dd"]]
+            bad_out = [o for o in outs if o in dirty and (o in row["dd"]) == data_dependent]
             if ok_in and bad_out:
                 out.append((op, bad_out[0]))
             for o in outs:
@@ -250,6 +252,10 @@ def _fmt_ms(ms):
     if ms is None:
         return "-"
     return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def _resolved_pct(n, d) -> str:
+    return f"{100.0 * n / d:.1f}" if d else "-"
 
 
 def _cell(rec):
@@ -308,13 +314,15 @@ def report(results, tools, runs, corpora) -> str:
     lines.append("## Totals")
     lines.append("")
     lines.append("Axes of non-data-dependent values; `wrong` also counts wrong ranks of scalars. `dd` = values in the "
-                 "truth files' data_dependent lists. `false eq.`: opaque symbols (outside the dynamic dims) put on axes "
-                 "whose runtime sizes differ.")
+                 "truth files' data_dependent lists, scored apart: `dd correct` is an exact size right at every "
+                 "binding, `dd bound_ok` an upper bound that holds at every binding. `resolved %` = correct + "
+                 "bound_ok, of the axes. `false eq.`: opaque symbols (outside the dynamic dims) put on axes whose "
+                 "runtime sizes differ.")
     lines.append("")
-    lines.append("| set | tool | axes | correct % | bound_ok % | wrong | unresolved % | scalars: rank ok / wrong / unknown "
-                 "| dd axes | dd correct / bound_ok / wrong / unres | false eq. | time (sum of medians) | failed models "
-                 "| models with wrong |")
-    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    lines.append("| set | tool | axes | correct % | bound_ok % | resolved % | wrong | unresolved % "
+                 "| scalars: rank ok / wrong / unknown | dd axes | dd correct / bound_ok / wrong / unres "
+                 "| dd resolved % | false eq. | time (sum of medians) | failed models | models with wrong |")
+    lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for gname, rs in groups.items():
         for tool in tools:
             tot = Grade()
@@ -330,9 +338,11 @@ def report(results, tools, runs, corpora) -> str:
                 failed += rec["status"] in ("crash", "timeout", "grade-error")
                 withwrong += rec["grade"].all_wrong > 0
             lines.append(
-                f"| {gname} | {tool} | {tot.axes} | {tot.correct_pct:.1f} | {tot.bound_ok_pct:.1f} | {tot.wrong} | "
+                f"| {gname} | {tool} | {tot.axes} | {tot.correct_pct:.1f} | {tot.bound_ok_pct:.1f} | "
+                f"{_resolved_pct(tot.correct + tot.bound_ok, tot.axes)} | {tot.wrong} | "
                 f"{tot.unresolved_pct:.1f} | {tot.scalar_ok} / {tot.scalar_wrong} / {tot.scalar_unknown} | {tot.dd_axes} | "
                 f"{tot.dd_correct} / {tot.dd_bound_ok} / {tot.dd_wrong} / {tot.dd_unresolved} | "
+                f"{_resolved_pct(tot.dd_correct + tot.dd_bound_ok, tot.dd_axes)} | "
                 f"{nfe} | {_fmt_ms(ms)} ms | {failed} | {withwrong} |")
     lines.append("")
 
@@ -354,7 +364,7 @@ def report(results, tools, runs, corpora) -> str:
     if dd:
         lines.append("## Data-dependent values")
         lines.append("")
-        lines.append("Cell: correct / bound_ok / wrong / unresolved axes.")
+        lines.append("Cell: correct / bound_ok / wrong / unresolved axes (resolved %: correct + bound_ok).")
         lines.append("")
         lines.append("| model | dd values | dd axes | " + " | ".join(tools) + " |")
         lines.append("|---|---|---|" + "---|" * len(tools))
@@ -363,7 +373,8 @@ def report(results, tools, runs, corpora) -> str:
             cells = []
             for t in tools:
                 g = r["tools"][t]["grade"]
-                cells.append(f"{g.dd_correct} / {g.dd_bound_ok} / {g.dd_wrong} / {g.dd_unresolved}")
+                cells.append(f"{g.dd_correct} / {g.dd_bound_ok} / {g.dd_wrong} / {g.dd_unresolved} "
+                             f"({_resolved_pct(g.dd_correct + g.dd_bound_ok, g.dd_axes)} %)")
             lines.append(f"| {r['label']} | {g0.dd_values} | {g0.dd_axes} | " + " | ".join(cells) + " |")
         lines.append("")
 
@@ -439,6 +450,24 @@ def report(results, tools, runs, corpora) -> str:
         lines.append(f"- **{t}** ({sum(c.values())}): {top or '-'}")
     lines.append("")
 
+    if any(r["dd"] for r in results):
+        lines.append("## Unresolved data-dependent axes by producing op type")
+        lines.append("")
+        lines.append("Values in the truth files' data_dependent lists; models where the tool ran; everything "
+                     "downstream of a loss counts.")
+        lines.append("")
+        for t in tools:
+            c = Counter()
+            for r in results:
+                rec = r["tools"][t]
+                if rec["status"] in ("crash", "timeout", "grade-error"):
+                    continue
+                for v, _a in rec["grade"].dd_unresolved_entries:
+                    c[r["producers"].get(v, "graph input")] += 1
+            top = ", ".join(f"{k} {n}" for k, n in c.most_common(15))
+            lines.append(f"- **{t}** ({sum(c.values())}): {top or '-'}")
+        lines.append("")
+
     lines.append("## Where resolution is first lost")
     lines.append("")
     lines.append("Op types of nodes that output an unresolved axis (or a scalar of unknown rank) although every value "
@@ -457,6 +486,22 @@ def report(results, tools, runs, corpora) -> str:
         top = ", ".join(f"{k} {n} (`{example[k]}`)" for k, n in c.most_common(12))
         lines.append(f"- **{t}** ({sum(c.values())} nodes): {top or '-'}")
     lines.append("")
+    if any(r["dd"] for r in results):
+        lines.append("The same for data-dependent values (a node whose output's size depends on the data, with "
+                     "no bound although everything it reads is exact or bounded):")
+        lines.append("")
+        for t in tools:
+            c = Counter()
+            example = {}
+            for r in results:
+                if r["tools"][t]["status"] in ("crash", "timeout", "grade-error"):
+                    continue
+                for op, v in first_losses(r, t, data_dependent=True):
+                    c[op] += 1
+                    example.setdefault(op, f"{r['label']}:{v}")
+            top = ", ".join(f"{k} {n} (`{example[k]}`)" for k, n in c.most_common(12))
+            lines.append(f"- **{t}** ({sum(c.values())} nodes): {top or '-'}")
+        lines.append("")
 
     lines.append("## Slowest models")
     lines.append("")

@@ -168,7 +168,7 @@ class Result:
         pairs = tuple((s, e) for s, e in defs.items() if s in self._reachable(c, defs))
         if not data:
             return Dim(c, Exactness.EXACT, definitions=pairs)
-        bound = self._upper_bound(c, data) if not defs else None
+        bound = self._upper_bound(c)
         if bound is not None:
             return Dim(c, Exactness.UPPER_BOUND, bound)
         return Dim(c, Exactness.UNKNOWN)
@@ -272,38 +272,20 @@ class Result:
                         continue
                     break
 
-    def _upper_bound(self, c, data):
-        """A bound over input symbols for ``c``, linear in the data symbols: each data
-        symbol with a non-negative coefficient is replaced by its declared upper bound,
-        each with a non-positive one by its domain's lower bound (``6 - split_len`` <= 6)."""
+    def _upper_bound(self, c):
+        """A bound over input symbols for ``c`` (``bounds.upper_bound_over``): read
+        structurally and monotonically, each data symbol where ``c`` grows with it replaced
+        by its declared upper bound, where it shrinks with it by 0 (``6 - split_len`` <= 6);
+        ``min(80, n) <= 80`` whatever ``n`` is (TopK's ``k = min(80, boxes)``, a Slice
+        ``[:120]`` of a run-time count), a max, broadcast or Piecewise at most its largest
+        value; None when some part has no bound."""
+        from .bounds import upper_bound_over
         st = self.store
-        try:
-            poly = sympy.Poly(c, *data) if all(isinstance(s, sympy.Symbol) for s in data) else None
-            if poly is None or poly.total_degree() > 1:
-                return None
-        except Exception:
-            return None
-        m = {}
-        for s in data:
-            co = poly.coeff_monomial(s)
+
+        def keep(s):
             info = st.info(s)
-            if co == 0:
-                continue
-            if co.is_nonnegative is True:
-                if info is None or info.upper is None:
-                    return None
-                m[s] = E.to_sympy(st.canon(info.upper))
-            elif co.is_nonpositive is True:
-                lo = st.lower_bound(s)
-                if lo is None:
-                    return None
-                m[s] = sympy.Integer(lo)
-            else:
-                return None
-        b = E.norm(c.xreplace(m))
-        if E.free_symbols(b) - {s for s in E.free_symbols(b) if st.info(s) and st.info(s).kind == "input"}:
-            return None
-        return b
+            return info is not None and info.kind == "input"
+        return upper_bound_over(st, c, keep)
 
     # ------------------------------------------------------------ queries
     def equal(self, x: str, i: int, y: str, j: int):

@@ -9,7 +9,10 @@ subgraph actually runs.  A branch whose condition is known, or a Loop body that
 certainly runs at least once, is walked in the main store.  Otherwise it is
 walked in a *scratch* copy of the store, so that its constraints do not leak
 into the model-wide constraint set; what comes back from it is compared and
-kept only where that is sound (see ``_if_merge`` and ``_loop``).
+kept only where that is sound (see ``_if_join`` and ``loop_rule``).  An If's
+condition that is a relation over dims (a box count compared with 0) is stated in
+each branch's fork, as the branch runs only then; a relation both branches state
+holds whichever runs, so it becomes a fact of the model (``_lift_shared_facts``).
 
 How a node inside a subgraph is reported follows from that: a conflict (a refuted
 relation, or a node's ``ctx.invalid``) of a subgraph walked in the main store is a
@@ -29,14 +32,16 @@ from .. import irtypes as ir
 import sympy
 
 from .. import expr as E
-from ..constraints import eq, ge
+from ..constraints import Provenance, Rel, _sides_of, all_of, any_of, eq, ge, le
 from ..context import TensorInfo
 from ..context import const_info, element_kind
 from ..graph import topo_order
 from ..errors import BadInput
 from ..registry import register
+from ..printing import show
 from ..store import Verdict
 from .common import norm_axis, unify_all
+from ..bounds import upper_bound_over
 
 INT64 = ir.DataType.INT64
 BOOL = ir.DataType.BOOL
@@ -143,39 +148,226 @@ def if_rule(ctx):
             t = _out_info(ctx, v)
             ctx.set_output(i, t.shape, t.dtype, t.value, t.const, t.tensor, seq=t.seq)
         return
-    known = set(ctx.store.symbols)
-    branches = []
-    for g, where in ((gt_, "then_branch"), (ge_, "else_branch")):
-        sc = _scratch(ctx.store)
-        _walk(ctx, g, sc)
-        _reserve_names(ctx, sc)
-        _report_fork(ctx, sc, where)
-        branches.append([_out_info(ctx, v) for v in g.outputs])
+    split = _branch_condition(ctx)
+    known, base = set(ctx.store.symbols), len(ctx.store.constraints)
+    branches, forks = _walk_branches(ctx, (gt_, ge_), split, report=False)
+    if not ctx.store.is_fork and _lift_shared_facts(ctx, forks, known, base, plain=True) \
+            and ctx.store.check() is not False:
+        # facts both branches need hold whichever runs: with them in the store, walk the
+        # branches again (a merged decoder's Reshapes need sequence_length > 0 on both
+        # sides; known, the branches' sizes come out as the decoders' own)
+        base = len(ctx.store.constraints)
+        branches, forks = _walk_branches(ctx, (gt_, ge_), split, report=True)
+        _lift_shared_facts(ctx, forks, known, base)
+    else:
+        _lift_shared_facts(ctx, forks, known, base)
+        for sc, where in zip(forks, ("then_branch", "else_branch")):
+            _report_fork(ctx, sc, where)
+    report: list = []        # what each branch gives, where they differ
     for i, (ta, tb) in enumerate(zip(*branches)):
         if ta.seq is not None or tb.seq is not None:
-            ctx.set_output(i, None, None, seq=_if_merge_seq(ctx, i, ta, tb, known))
+            ctx.set_output(i, None, None, seq=_if_merge_seq(ctx, i, ta, tb, known, forks, split, report))
             continue
-        ctx.set_output(i, _if_merge(ctx, i, ta.shape, tb.shape, known), ta.dtype or tb.dtype)
+        shape = _if_join(ctx, i, ta.shape, tb.shape, known, forks, split, report)
+        ctx.set_output(i, shape, ta.dtype or tb.dtype)
+    for line in report:
+        ctx.warn(line)
 
 
-def _if_merge(ctx, i, sa, sb, known, what="output"):
-    """The output is one of the two branch outputs at run time."""
+# ---------------------------------------------------------------- If: joining the branches
+_REL_OPS = ((sympy.Eq, "=="), (sympy.Ne, "!="), (sympy.Le, "<="), (sympy.Lt, "<"), (sympy.Ge, ">="),
+            (sympy.Gt, ">"))
+
+
+def _relation_of(c):
+    """The relation a sympy condition (a comparison of dims, and / or / not of them) states, or None."""
+    for cls, op in _REL_OPS:
+        if isinstance(c, cls):
+            return Rel(op, E.norm(c.lhs), E.norm(c.rhs))
+    if isinstance(c, (sympy.And, sympy.Or)):
+        parts = [_relation_of(a) for a in c.args]
+        if any(p is None for p in parts):
+            return None
+        return all_of(*parts) if isinstance(c, sympy.And) else any_of(*parts)
+    if isinstance(c, sympy.Not):
+        p = _relation_of(c.args[0])
+        return None if p is None else p.negate()
+    return None
+
+
+def _branch_condition(ctx):
+    """The If's condition as a relation over dims (``Eq(4*n, 0)``: a box count compared
+    with 0), or None when it is no such value."""
+    v = ctx.value(0)
+    if v is None or len(v) != 1 or not isinstance(v[0], sympy.Basic):
+        return None
+    c = v[0]
+    if not isinstance(c, (sympy.core.relational.Relational, sympy.And, sympy.Or, sympy.Not)):
+        return None
+    rel = _relation_of(c)
+    return None if rel is None else (c, rel)
+
+
+def _assume(ctx, sc, split, holds, where):
+    """State in the branch's fork that the condition holds (then_branch) or fails
+    (else_branch): the branch runs only then."""
+    rel = split[1] if holds else split[1].negate()
+    sc.add(rel, ctx.provenance("if.branch", f"{where} runs only when the condition is {str(holds).lower()}"))
+
+
+def _walk_branches(ctx, graphs, split, report):
+    """Walk each branch in a fork of its own, stating the branch condition there when it is
+    a relation over dims: ([outputs], [fork])."""
+    branches, forks = [], []
+    for g, where, holds in zip(graphs, ("then_branch", "else_branch"), (True, False)):
+        sc = _scratch(ctx.store)
+        if split is not None:
+            _assume(ctx, sc, split, holds, where)
+        _walk(ctx, g, sc)
+        _reserve_names(ctx, sc)
+        if report:
+            _report_fork(ctx, sc, where)
+        branches.append([_out_info(ctx, v) for v in g.outputs])
+        forks.append(sc)
+    return branches, forks
+
+
+def _lift_shared_facts(ctx, forks, known, base, plain=False) -> int:
+    """Relations over the caller's symbols that both branches' walks stated (and did not
+    refute; ``base``: the store's constraint count when they were forked): whichever branch
+    runs, the model fails without them, so they are facts of the model.  Each is added with
+    its node's provenance, its sentence saying both branches state it.  A relation one
+    node states differently in each branch (a position table's bound: ``past + seq <= 96``
+    with a cache, ``seq <= 96`` without) becomes ``then's or else's``, true whichever runs.
+    With ``plain``, only relations without min / max / Piecewise terms, stated alike in
+    both (those are what a walk that knows them states more simply).  Returns how many
+    were added."""
+    st = ctx.store
+
+    def facts(sc):
+        out = {}
+        for c in sc.constraints[base:]:
+            if c.kind != "rule" or c.status not in ("residual", "absorbed") or c.provenance.rule == "if.branch":
+                continue
+            if any(x.name not in known for x in c.relation.symbols()):
+                continue
+            if plain and any(E.branchy(x) for x in _sides_of(c.relation)):
+                continue
+            out.setdefault(st.canon_rel(c.relation), c)
+        return out
+
+    def by_node(fs):
+        out: dict = {}
+        for rel, c in fs.items():
+            out.setdefault((c.provenance.node, c.provenance.rule), []).append((rel, c))
+        return out
+
+    ft, fe = facts(forks[0]), facts(forks[1])
+    n = 0
+    for rel, c in ft.items():
+        if rel in fe and rel.const_value() is None:
+            p = c.provenance
+            st.add(rel, Provenance(p.node, p.op_type, p.rule, f"{p.message} (both branches of If '{ctx.name}' "
+                                                              "state it)"))
+            n += 1
+    if plain:
+        return n
+    then_only, else_only = by_node({r: c for r, c in ft.items() if r not in fe}), \
+        by_node({r: c for r, c in fe.items() if r not in ft})
+    for key, [(rt, ct)] in ((k, v) for k, v in then_only.items() if len(v) == 1):
+        pair = else_only.get(key)
+        if pair is None or len(pair) != 1:
+            continue
+        re_, ce = pair[0]
+        p = ct.provenance
+        st.add(any_of(rt, re_), Provenance(p.node, p.op_type, p.rule,
+                                           f"{p.message} (then_branch of If '{ctx.name}'), or {ce.provenance.message} "
+                                           "(else_branch)"))
+        n += 1
+    return n
+
+
+def _settle(sc, e, known):
+    """A branch's dim in its fork's canonical form, the fork's own aliases expanded and the
+    Piecewise / Min / Max terms the fork's facts decide resolved (the dim is what the branch
+    gives when it runs, so the branch's facts apply)."""
+    from ..result import _decide_piecewise
+    e = sc.canon(e)
+    for _ in range(16):
+        if isinstance(e, int):
+            return e
+        hit = {s: E.to_sympy(sc.canon(sc.definitions[s])) for s in E.free_symbols(e)
+               if s.name not in known and s in sc.definitions}
+        if not hit:
+            break
+        e = sc.canon(E.norm(e.xreplace(hit)))
+    if isinstance(e, int):
+        return e
+    repl = {}
+    for a in sympy.preorder_traversal(e):
+        if a in repl:
+            continue
+        if isinstance(a, sympy.Piecewise):
+            pick = _decide_piecewise(sc, a)
+            if pick is not None:
+                repl[a] = pick
+        elif isinstance(a, (sympy.Min, sympy.Max)) and len(a.args) == 2:
+            x, y = (E.norm(t) for t in a.args)
+            lo_first = isinstance(a, sympy.Min)
+            if sc.decide(le(x, y), optional=True) is Verdict.PROVEN:
+                repl[a] = a.args[0] if lo_first else a.args[1]
+            elif sc.decide(ge(x, y), optional=True) is Verdict.PROVEN:
+                repl[a] = a.args[1] if lo_first else a.args[0]
+    return sc.canon(E.norm(e.xreplace(repl))) if repl else e
+
+
+def _lift(ctx, sc, d, known):
+    """(exact, bound) of a branch's dim in the main store's symbols: ``exact`` when the
+    dim is over symbols the main store had before the If ran (else None), ``bound`` an
+    upper bound over them (None when there is none)."""
+    d = _settle(sc, d, known)
+    if not _foreign(ctx, d, known):
+        return d, d
+    return None, upper_bound_over(sc, d, lambda s: s.name in known)
+
+
+def _if_join(ctx, i, sa, sb, known, forks, split, report, what="output"):
+    """Each output dim of an If whose condition is not a known constant.
+
+    Both branches give a dim over the caller's symbols: equal -> that dim; otherwise, with
+    a condition over dims, the exact case split ``Piecewise((then, cond), (else, True))``;
+    with a condition known only at run time (a merged decoder's ``use_cache_branch``) a
+    data symbol bounded by the larger, tied to the two by ``d == then or d == else``, and
+    named in ``report`` with both values.  A branch dim that is data-dependent (a
+    NonMaxSuppression count made inside the branch) makes the dim a data symbol bounded
+    by the larger of the branches' bounds."""
     if sa is None or sb is None or len(sa) != len(sb):
         return None
     out = []
     for k, (a, b) in enumerate(zip(sa, sb)):
-        a, b = ctx.store.canon(a), ctx.store.canon(b)
-        fa, fb = _foreign(ctx, a, known), _foreign(ctx, b, known)
-        if not fa and not fb and (a == b or ctx.decide(eq(a, b)) is Verdict.PROVEN):
-            out.append(a)
-            continue
-        upper = None if (fa or fb) else E.smax(a, b)
-        out.append(ctx.data_symbol(f"if_out{i}_d{k}", upper,
-                                   f"axis {k} of {what} {i} is one of the branch sizes, chosen at run time"))
+        (xa, ua), (xb, ub) = _lift(ctx, forks[0], a, known), _lift(ctx, forks[1], b, known)
+        xa, xb = (None if x is None else ctx.store.canon(x) for x in (xa, xb))
+        if xa is not None and xb is not None:
+            if xa == xb or ctx.decide(eq(xa, xb)) is Verdict.PROVEN:
+                out.append(xa)
+                continue
+            if split is not None:
+                out.append(E.norm(sympy.Piecewise((E.to_sympy(xa), split[0]), (E.to_sympy(xb), True))))
+                continue
+        upper = None if ua is None or ub is None else E.smax(ctx.store.canon(ua), ctx.store.canon(ub))
+        d = ctx.data_symbol(f"if_out{i}_d{k}", upper,
+                            f"axis {k} of {what} {i} is one of the branch sizes, chosen at run time")
+        if xa is not None and xb is not None:
+            ctx.require(any_of(eq(d, xa), eq(d, xb)), "if.branches",
+                        lambda xa=xa, xb=xb, k=k: f"axis {k} of {what} {i} is the then_branch's {show(xa)} or the "
+                                             f"else_branch's {show(xb)}")
+            name = ctx.outputs[i].name if i < len(ctx.outputs) else str(i)
+            report.append(f"'{name}' axis {k} is {show(xa)} when the condition is true, {show(xb)} when it is false")
+        out.append(d)
     return tuple(out)
 
 
-def _if_merge_seq(ctx, i, ta, tb, known):
+def _if_merge_seq(ctx, i, ta, tb, known, forks, split, report):
     """A sequence or optional output: what both branches agree on (its kind, element type,
     the element dims both give); None entries of a sequence's element shape may differ."""
     from ..context import SeqInfo
@@ -189,9 +381,10 @@ def _if_merge_seq(ctx, i, ta, tb, known):
         cb = sb.elems[0] if sb.elems else TensorInfo()
         n = sa.length if sa.length is not None and sa.length == sb.length else None
         if ca.seq is not None or cb.seq is not None:
-            content = TensorInfo(seq=_if_merge_seq(ctx, i, ca, cb, known))
+            content = TensorInfo(seq=_if_merge_seq(ctx, i, ca, cb, known, forks, split, report))
         else:
-            content = TensorInfo(_if_merge(ctx, i, ca.shape, cb.shape, known, "the optional of output"),
+            content = TensorInfo(_if_join(ctx, i, ca.shape, cb.shape, known, forks, split, report,
+                                          "the optional of output"),
                                  ca.dtype or cb.dtype)
         return SeqInfo(n, None, None, (content,), optional=True)
     la = None if sa.length is None else ctx.store.canon(sa.length)
@@ -367,6 +560,10 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
     always inside a fork, where nothing is a fact) the body is walked once more, in a
     fork, with every carried dim a fresh symbol ``g``: a dim whose output is ``g``
     itself, or a closed term equal to the initial dim, is invariant; any other varies.
+    ``stable`` maps a varying (value, axis) to what it comes to after the loop: the value
+    it settles to after one iteration, or a ``_Grows`` step for a dim whose output is
+    ``g`` plus a term over the caller's symbols and invariant dims (the same every
+    iteration).
     One generic walk per loop keeps nested loops linear in their depth (a loop inside a
     fork never walks twice)."""
     st = ctx.store
@@ -444,6 +641,21 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
                 changed = True
     stable = {(j, k): once[gk] for j, g in enumerate(generic) if g is not None
               for k, gk in enumerate(g) if gk in settle}
+    # dims that grow by the same amount every iteration (a detection loop appending one
+    # row per detection: [0, K, 3] -> [g + 1, K, 3]): the output minus the dim reads only
+    # the caller's symbols and invariant dims, never the iteration number
+    for j, g in enumerate(generic):
+        if g is None or varying[j] is None:
+            continue
+        for k, gk in enumerate(g):
+            if gk in fixed or gk in settle or gk not in outs_of:
+                continue
+            step = fork.canon(E.sub(outs_of[gk], gk))
+            if not isinstance(step, int):
+                if E.free_symbols(step) - known_syms - fixed:
+                    continue
+                step = st.canon(E.norm(step.xreplace(back_map))) if back_map else st.canon(step)
+            stable[(j, k)] = _Grows(step)
     del n
 
     def back(d):
@@ -455,12 +667,25 @@ def _carried_fixpoint(ctx, walk, init_shapes, runs, carried_of):
     return varying, outs, back, stable
 
 
+class _Grows:
+    """A carried dim that grows by ``step`` (an expression over the caller's symbols) in
+    every iteration."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step):
+        self.step = step
+
+
 def _settled_dim(ctx, stable, j, k, d0, trip, hint):
-    """A carried dim after the loop: the value it settles to after one iteration when the
-    loop runs at least once, else the initial one; UNKNOWN when it does not settle."""
+    """A carried dim after the loop: ``d0 + trip * step`` for a dim that grows by ``step``
+    per iteration; the value it settles to after one iteration when the loop runs at least
+    once, else the initial one; UNKNOWN when it does neither or the trip count is unknown."""
     if (j, k) not in stable:
         return ctx.unknown_dim(hint)
     d1 = stable[(j, k)]
+    if isinstance(d1, _Grows):
+        return ctx.unknown_dim(hint) if trip is None else E.add(d0, E.mul(trip, d1.step))
     if trip is not None and ctx.proven(ge(trip, 1)):
         return d1
     if trip is None or d1 == d0:

@@ -5,6 +5,8 @@ Data-dependent output sizes (NonZero counts, Compress / Unique lengths, a
 runtime TopK k, NonMaxSuppression selections) are data symbols with the
 tightest upper bound the semantics give; the result reports them as
 UPPER_BOUND unless the store proves them equal to an input expression.
+``smtshape.bounds.upper_bound_over`` reads such a bound through the terms
+consumers build (``min(80, n)``, sums, products, divisions, Piecewise).
 """
 from __future__ import annotations
 
@@ -622,9 +624,11 @@ def non_max_suppression(ctx):
     if bs is None or ss is None:
         n = ctx.data_symbol("nms_n", None, "number of selected boxes, known only at run time")
         return ctx.set_output(0, (n, 3), INT64)
+    # at most max_output_boxes_per_class (a value <= 0 selects none) and at most every box,
+    # per batch and class
     spatial = ctx.store.canon(bs[1])
     mo = _scalar_input(ctx, 2)
-    per_class = E.smin(max(mo, 0), spatial) if isinstance(mo, int) else spatial
+    per_class = spatial if mo is None else E.smin(E.smax(mo, 0), spatial)
     upper = E.prod([bs[0], ss[1], per_class])
     if upper == 0:
         return ctx.set_output(0, (0, 3), INT64)

@@ -537,3 +537,78 @@ def test_nonzero_of_a_scalar_is_a_split_between_the_spec_and_onnxruntime():
     assert count.exactness is Exactness.UPPER_BOUND and count.bound == 1
     res = smtshape.analyze(node_model("NonZero", [x], opset=13))        # a constant scalar
     assert res.shape("y0")[0].exactness is Exactness.UPPER_BOUND and res.shape("y0")[1].expr == 1
+
+
+# ---------------------------------------------------------------- upper_bound_over (bounds of data-dependent sizes)
+def _bound_store():
+    """N an input dim; a <= N, b <= 5 and c (no bound) data symbols."""
+    from smtshape.constraints import Provenance
+    from smtshape.store import Store
+    s = Store()
+    p = Provenance("n", "Op", "r", "test")
+    n = s.declare("N", "input", p)
+    return s, n, s.new_data("a", p, upper=n), s.new_data("b", p, upper=5), s.new_data("c", p)
+
+
+_ST, _N, _A, _B, _C = _bound_store()
+
+
+def _bound_terms():
+    leaf = st.one_of(st.sampled_from([_N, _A, _B, _C]), st.integers(0, 9))
+    return st.recursive(leaf, lambda t: st.one_of(
+        st.builds(E.add, t, t), st.builds(E.sub, t, t),
+        st.builds(lambda k, x: E.mul(k, x), st.integers(0, 3), t), st.builds(E.mul, t, t),
+        st.builds(E.smin, t, t), st.builds(E.smax, t, t), st.builds(E.bcast, t, t),
+        st.builds(lambda x, k: E.floordiv(x, k), t, st.integers(1, 4)),
+        st.builds(lambda x, k: E.ceildiv(x, k), t, st.integers(1, 4)),
+        st.builds(lambda x, k: E.mod(x, k), t, st.integers(1, 4)),
+        st.builds(_if_n_is_zero, t, t)), max_leaves=6)
+
+
+def _if_n_is_zero(x, y):
+    import sympy
+    return E.norm(sympy.Piecewise((E.to_sympy(x), sympy.Eq(_N, 0)), (E.to_sympy(y), True)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_bound_terms())
+def test_upper_bound_over_holds_at_every_point(e):
+    """``upper_bound_over``: wherever the data symbols respect their declared bounds, the
+    expression is at most the bound (brute force over a box)."""
+    from smtshape.bounds import upper_bound_over
+    b = upper_bound_over(_ST, e, lambda s: s == _N)
+    if b is None:
+        return
+    assert E.free_symbols(b) <= {_N}
+    for n in range(0, 7):
+        for a in range(0, n + 1):
+            for bv in range(0, 6):
+                for c in (0, 1, 4, 11):
+                    v = E.evaluate(e, {"N": n, "a": a, "b": bv, "c": c})
+                    if v is not None:
+                        assert v <= E.evaluate(b, {"N": n}), (e, b, n, a, bv, c)
+
+
+def test_upper_bound_over_reads_min_with_a_constant():
+    from smtshape.bounds import upper_bound_over
+    keep = lambda s: s == _N       # noqa: E731
+    assert upper_bound_over(_ST, E.smin(80, _C), keep) == 80              # c has no bound
+    assert upper_bound_over(_ST, E.smin(80, _A), keep) == E.smin(80, _N)
+    assert upper_bound_over(_ST, _C, keep) is None
+    assert upper_bound_over(_ST, E.sub(6, _C), keep) == 6
+    assert upper_bound_over(_ST, E.mod(_C, 4), keep) == 3
+    assert upper_bound_over(_ST, E.mod(_A, 4), keep) == E.smin(_N, 3)
+    # an int32 wrap of an unbounded size is bounded only by the type's range: no bound
+    assert upper_bound_over(_ST, E.sub(E.mod(E.add(_C, 2 ** 31), 2 ** 32), 2 ** 31), keep) is None
+
+
+def test_nms_per_class_bound_takes_the_smaller_of_max_boxes_and_boxes():
+    # 1 batch, 3 classes, N boxes: at most 3 * min(max_output_boxes_per_class, N)
+    for mo in (100, 2):
+        res = infer_node("NonMaxSuppression", [ts(F, [1, "N", 4]), ts(F, [1, 3, "N"]), np.array([mo], np.int64)])
+        d = res.shape("y0")[0]
+        assert d.exactness is Exactness.UPPER_BOUND
+        assert [E.evaluate(d.bound, {"N": n}) for n in (0, 1, 5, 200)] == [3 * min(mo, n) for n in (0, 1, 5, 200)]
+    # a negative max_output_boxes_per_class selects none (onnxruntime; onnx's reference refuses it)
+    res = infer_node("NonMaxSuppression", [ts(F, [1, "N", 4]), ts(F, [1, 3, "N"]), np.array([-1], np.int64)])
+    assert res.shape("y0")[0].expr == 0

@@ -1,0 +1,136 @@
+"""Upper bounds of dim expressions over chosen symbols: what a data-dependent size is at
+most, in terms of input dims (a NonZero count, a TopK of ``min(80, n)``, a Slice
+``[:120]`` of a run-time count, an If whose branches differ).
+
+Below the rules and the result (both use it); it reads a store's declared bounds and
+alias definitions and never asks a solver.
+"""
+from __future__ import annotations
+
+import sympy
+
+from . import expr as E
+
+_BOUND_DEPTH = 48
+_WRAP_RANGE = 2 ** 31 - 1
+
+
+def upper_bound_over(store, e, keep):
+    """An upper bound of dim expression ``e`` over the symbols ``keep(s)`` accepts, or None.
+
+    Read structurally, each step monotone, so the bound holds wherever ``e``'s symbols
+    take values the store allows: a symbol ``keep`` rejects is replaced by its declared
+    upper bound (a data symbol: NonZero's count <= the element count) or, an alias, by its
+    definition; ``min(a, b)`` is at most whichever of ``a``, ``b`` is bounded (``min(80, n)
+    <= 80`` whatever ``n`` is); ``max``, a broadcast and a Piecewise are at most the largest
+    of their values (a Piecewise keeps its conditions when they read only kept symbols);
+    a sum of non-negative multiples, products of non-negative factors, ``a // k`` and
+    ``ceil(a / k)`` for a positive divisor follow their arguments; ``a % k`` is below ``k``
+    and, for ``a >= 0``, at most ``a`` (a modulus of 2**32 or more alone, an integer type's
+    wrap, gives no bound); a term with a negative coefficient takes its lower bound (0 for
+    a size)."""
+    memo: dict = {}
+
+    def kept(x) -> bool:
+        return all(keep(s) for s in E.free_symbols(x))
+
+    def lower(x):
+        if isinstance(x, int) or kept(x):
+            return x
+        return 0 if x.is_nonnegative else None
+
+    def up(x, depth):
+        if isinstance(x, (int, sympy.Integer)):
+            return int(x)
+        if kept(x):
+            return x
+        if depth > _BOUND_DEPTH:
+            return None
+        if x in memo:
+            return memo[x]
+        memo[x] = None               # a cycle through declared bounds gives no bound
+        memo[x] = out = step(x, depth + 1)
+        return out
+
+    def most(vals):
+        if not vals or any(v is None for v in vals):
+            return None
+        out = vals[0]
+        for v in vals[1:]:
+            out = E.smax(out, v)
+        return out
+
+    def step(x, depth):
+        if isinstance(x, sympy.Symbol):
+            defn = store.definitions.get(x)
+            if defn is not None:
+                return up(store.canon(defn), depth)
+            info = store.info(x)
+            if info is None or info.upper is None:
+                return None
+            return up(store.canon(info.upper), depth)
+        if isinstance(x, sympy.Add):
+            acc = 0
+            for t in x.args:
+                co, rest = t.as_coeff_Mul()
+                if not co.is_Integer:
+                    return None
+                b = up(rest, depth) if co >= 0 else lower(rest)
+                if b is None:
+                    return None
+                acc = E.add(acc, E.mul(int(co), b))
+            return acc
+        if isinstance(x, sympy.Mul):
+            co, rest = x.as_coeff_Mul()
+            if not co.is_Integer or co < 0:
+                return None
+            acc = int(co)
+            for f in sympy.Mul.make_args(rest):
+                if f.is_nonnegative is not True:
+                    return None
+                b = up(f, depth)
+                if b is None:
+                    return None
+                acc = E.mul(acc, b)
+            return acc
+        if isinstance(x, sympy.Min):
+            bs = [b for b in (up(a, depth) for a in x.args) if b is not None]
+            if not bs:
+                return None
+            out = bs[0]
+            for b in bs[1:]:
+                out = E.smin(out, b)
+            return out
+        if isinstance(x, (sympy.Max, E.Bcast)):
+            return most([up(a, depth) for a in x.args])
+        if isinstance(x, sympy.Piecewise):
+            vals = [up(a.expr, depth) for a in x.args]
+            if any(v is None for v in vals):
+                return None
+            if all(kept(a.cond) for a in x.args if a.cond != sympy.true):
+                return E.norm(sympy.Piecewise(*((E.to_sympy(v), a.cond) for v, a in zip(vals, x.args))))
+            return most(vals)
+        if isinstance(x, (E.FloorDiv, E.CeilDiv)):
+            a, b = x.args
+            ua = up(a, depth)
+            if ua is None:
+                return None
+            if kept(b):          # the divisor is positive (its rule required it)
+                return E.floordiv(ua, E.norm(b)) if isinstance(x, E.FloorDiv) else E.ceildiv(ua, E.norm(b))
+            return ua if a.is_nonnegative else None     # divided by some b >= 1
+        if isinstance(x, E.Mod):
+            a, b = x.args
+            below = E.norm(b) if kept(b) else up(b, depth)
+            if below is None:
+                return None
+            below = E.sub(below, 1)
+            ua = up(a, depth) if a.is_nonnegative else None
+            if ua is not None:
+                return E.smin(ua, below)
+            # the modulus alone: a 32- or 64-bit wrap (int32(x) = (x + 2**31) % 2**32 - 2**31)
+            # bounds the size by the type's range only, which says nothing about it
+            return None if isinstance(below, int) and below >= _WRAP_RANGE else below
+        return None
+
+    b = up(e, 0)
+    return None if b is None or not kept(b) else E.norm(b)
