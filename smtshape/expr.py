@@ -26,7 +26,7 @@ from functools import lru_cache
 from typing import Union
 
 import sympy
-from sympy import Integer
+from sympy import Basic, Integer, Tuple
 
 Expr = Union[int, sympy.Expr]
 
@@ -56,6 +56,18 @@ def norm(e) -> Expr:
     if isinstance(e, (sympy.Float, sympy.Rational)) and e.is_integer:
         return int(e)
     return e
+
+
+def raw_piecewise(*pairs) -> Expr:
+    """``Piecewise(*pairs)`` as it stands, the conditions kept as given.
+
+    sympy folds every Piecewise nested in a condition into it (``piecewise_fold``, then a
+    rewrite to ITE): a term exponential in the nested branches, seconds to build where the
+    condition is over dims that are themselves Piecewise (a pool's output size).  The store,
+    the Z3 translation and ``eval_int`` read a condition with Piecewise terms as it is."""
+    from sympy.functions.elementary.piecewise import ExprCondPair
+    args = tuple(Tuple.__new__(ExprCondPair, to_sympy(e), sympy.true if c is True else c) for e, c in pairs)
+    return Basic.__new__(sympy.Piecewise, *args)
 
 
 def is_const(e) -> bool:

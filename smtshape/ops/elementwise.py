@@ -1,11 +1,11 @@
 """Elementwise ops: broadcasting binary/variadic ops, unary ops, Where, Clip, Cast.
 
-Besides shapes, these rules propagate *values* of small integer tensors
-(see ``context``): that is how ``Shape -> Gather -> Div -> Concat -> Reshape``
-chains of PyTorch exports resolve.  A value element is set only when it is
-exactly right (int64 truncating division, Python-sign ``Mod``, ...);
-otherwise it is None (unknown).  Float tensors carry values only when every
-known element is an integer (``Cast(Shape) -> Mul(2.0) -> Cast``).
+Besides shapes, these rules propagate *values* of small tensors (see ``context``):
+that is how ``Shape -> Gather -> Div -> Concat -> Reshape`` chains of PyTorch exports
+resolve.  What each element of a result is, in its element type (integers wrap,
+floats round, conversions truncate), is ``smtshape.numeric``: these rules only
+broadcast the elements and pick the operation.  A value element is set only when it
+is exactly right; otherwise it is None (unknown).
 """
 from __future__ import annotations
 
@@ -17,21 +17,15 @@ import sympy
 from sympy.logic.boolalg import Boolean, BooleanAtom
 
 from .. import expr as E
-from ..constraints import all_of, any_of, eq, ge, gt, le, lt, ne
+from .. import numeric as N
+from ..constraints import any_of, eq, ge, gt, le, lt, ne
 from ..printing import show
 from ..registry import register
 from ..store import Verdict
 from .common import broadcast_shapes
 
 BOOL = ir.DataType.BOOL
-FLOAT_TYPES = {ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16, ir.DataType.BFLOAT16}
-# Largest integer a float type represents exactly (values beyond are dropped).
-_FLOAT_EXACT = {ir.DataType.DOUBLE: 2 ** 53, ir.DataType.FLOAT: 2 ** 24,
-                ir.DataType.FLOAT16: 2 ** 11, ir.DataType.BFLOAT16: 2 ** 8}
-_INT_RANGE = {ir.DataType.INT64: (-2 ** 63, 2 ** 63 - 1), ir.DataType.INT32: (-2 ** 31, 2 ** 31 - 1),
-              ir.DataType.INT16: (-2 ** 15, 2 ** 15 - 1), ir.DataType.INT8: (-128, 127),
-              ir.DataType.UINT64: (0, 2 ** 64 - 1), ir.DataType.UINT32: (0, 2 ** 32 - 1),
-              ir.DataType.UINT16: (0, 2 ** 16 - 1), ir.DataType.UINT8: (0, 255)}
+FLOAT_TYPES = set(N.FLOAT_FORMATS)
 _MAX_CONST = 4096
 _MAX_FLOAT_CONST = 64
 
@@ -50,71 +44,44 @@ def is_int(v) -> bool:
     return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
 
 
-def decide(ctx, rel) -> Verdict:
-    return ctx.decide(rel)
-
-
-def nonneg(ctx, v) -> bool:
-    if isinstance(v, int):
-        return v >= 0
-    return v.is_nonnegative is True or decide(ctx, ge(v, 0)) is Verdict.PROVEN
-
-
-def _nonneg_sym(v) -> bool:
-    """``v >= 0`` known from the expression alone (no solver): ints, and
-    expressions sympy knows non-negative (dim sizes and their sums/products)."""
-    if isinstance(v, int):
-        return v >= 0
-    return getattr(v, "is_nonnegative", None) is True
-
-
-def fit(v, dtype):
-    """``v`` when it is representable in ``dtype`` (None otherwise, or if too big)."""
-    if v is None:
-        return None
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, BooleanAtom):
-        return bool(v)
-    if is_bool(v):
-        return v if E.size(v) <= E.MAX_OPS else None
-    if not is_int(v):
-        return None
-    v = E.norm(v)
-    if isinstance(v, int):
-        if dtype in _INT_RANGE:
-            lo, hi = _INT_RANGE[dtype]
-            return v if lo <= v <= hi else None
-        if dtype in _FLOAT_EXACT:
-            return v if abs(v) <= _FLOAT_EXACT[dtype] else None
+def fit(v):
+    """An element as a value holds it: bools as Python bools, expressions within the
+    size cap (None beyond it); numbers and ``numeric.Real`` as they are."""
+    if v is None or isinstance(v, N.Real):
         return v
-    return v if E.size(v) <= E.MAX_OPS else None
+    if isinstance(v, (bool, np.bool_, BooleanAtom)):
+        return bool(v)
+    if isinstance(v, int):
+        return v
+    if is_bool(v) or is_int(v):
+        v = E.norm(v) if is_int(v) else v
+        return v if isinstance(v, int) or E.size(v) <= E.MAX_OPS else None
+    return None
 
 
 def values(ctx, i):
-    """Known elements of input ``i``: ``ctx.value`` or, for a small float constant,
-    its integral elements (others None)."""
+    """Known elements of input ``i``: ``ctx.value`` or, for a small float constant, its
+    elements (``numeric.const_element``)."""
     v = ctx.value(i)
     if v is not None:
         return v
     t = ctx.input(i)
     if t is None or t.shape is None or not static(t.shape) or math.prod(t.shape) > _MAX_FLOAT_CONST:
         return None     # float weights are not shape arithmetic: never read them
-    c = ctx.const(i)
-    if c is None or c.dtype.kind not in "f":
+    if t.dtype not in FLOAT_TYPES:
         return None
-    out = []
-    for x in c.reshape(-1).tolist():
-        out.append(int(x) if math.isfinite(x) and float(x).is_integer() else None)
-    return tuple(out)
+    c = ctx.const(i)
+    if c is None or c.dtype.kind != "f":
+        return None
+    return tuple(N.const_element(x, t.dtype) for x in c.reshape(-1).tolist())
 
 
 def static(shape):
     return shape is not None and all(isinstance(d, int) for d in shape)
 
 
-def bcast_values(ctx, idx, fn, out_shape, dtype):
-    """Apply ``fn`` elementwise to the (broadcast) values of inputs ``idx``."""
+def bcast_values(ctx, idx, fn, out_shape):
+    """Apply ``fn(ctx, *elements)`` elementwise to the (broadcast) values of inputs ``idx``."""
     if out_shape is None or not static(out_shape):
         return None
     shapes = [ctx.shape(i) for i in idx]
@@ -142,7 +109,7 @@ def bcast_values(ctx, idx, fn, out_shape, dtype):
     for k in range(n):
         args = [v[m[k]] for v, m in zip(vals, maps)]
         r = None if any(a is None for a in args) else _safe(fn, ctx, *args)
-        out.append(fit(r, dtype))
+        out.append(fit(r))
     return out
 
 
@@ -153,104 +120,9 @@ def _safe(fn, ctx, *args):
         return None
 
 
-def _ints(fn):
-    """Lift an int-only element function: None unless every argument is an int element."""
-    def g(ctx, *args):
-        return fn(ctx, *args) if all(is_int(a) for a in args) else None
-    return g
-
-
-# ---- arithmetic on elements
-def v_div(ctx, a, b):
-    if not (is_int(a) and is_int(b)):
-        return None
-    if isinstance(a, int) and isinstance(b, int):
-        if b == 0:
-            return None
-        q = abs(a) // abs(b)                      # int64 division truncates toward zero
-        return q if (a >= 0) == (b > 0) or q == 0 else -q
-    if b == 1:
-        return a
-    if not isinstance(b, int):
-        q = _exact_quotient(a, b)
-        if q is not None:
-            # a is a multiple of b as polynomials; the division runs only when b != 0
-            ctx.require(ne(b, 0), "div.nonzero", f"integer division by {show(b)} needs a non-zero divisor")
-            return q
-    if not nonneg(ctx, a):
-        if isinstance(b, int) and b > 0:
-            return _trunc_div(a, b)
-        return None
-    if isinstance(b, int):
-        return E.floordiv(a, b) if b > 0 else E.neg(E.floordiv(a, -b)) if b < 0 else None
-    if _nonneg_sym(b):
-        # a >= 0 and b >= 0: truncation is floor; the node runs only when b != 0
-        ctx.require(ne(b, 0), "div.nonzero", f"integer division by {show(b)} needs a non-zero divisor")
-        return E.floordiv(a, b)
-    if decide(ctx, gt(b, 0)) is Verdict.PROVEN:
-        return E.floordiv(a, b)
-    return None
-
-
-def _exact_quotient(a, b):
-    """``a / b`` when sympy's automatic cancellation of equal factors leaves no
-    denominator and an integer coefficient (``(16*B*X) / (16*B) -> X``), else None."""
-    if isinstance(a, int) or not isinstance(b, (sympy.Symbol, sympy.Mul)):
-        return None
-    q = sympy.Mul(a, sympy.Pow(b, -1))
-    num, den = sympy.fraction(q)
-    if den != 1:
-        return None
-    for term in sympy.Add.make_args(num):
-        coeff, _ = term.as_coeff_Mul()
-        if not coeff.is_Integer:
-            return None
-    return E.norm(num)
-
-
-def _trunc_div(a, b: int):
-    """int64 division truncates toward zero: floor for a >= 0, -floor(-a / b) below."""
-    return E.norm(sympy.Piecewise((E.to_sympy(E.floordiv(a, b)), sympy.Ge(E.to_sympy(a), 0)),
-                                  (E.to_sympy(E.neg(E.floordiv(E.neg(a), b))), True)))
-
-
-def v_fdiv(ctx, a, b):
-    """Float division: kept only when the quotient is an exact integer."""
-    if isinstance(a, int) and isinstance(b, int) and b != 0 and a % b == 0:
-        return a // b
-    if b == 1 and is_int(a):
-        return a
-    return None
-
-
-def v_mod(ctx, a, b, fmod=0):
-    if not (is_int(a) and is_int(b)):
-        return None
-    if isinstance(a, int) and isinstance(b, int):
-        if b == 0:
-            return None
-        if fmod:
-            return int(math.copysign(abs(a) % abs(b), a)) if a % b else 0
-        return a % b
-    if not isinstance(b, int) and _nonneg_sym(b) and _nonneg_sym(a):
-        # both >= 0: Python % and C fmod agree; the node runs only when b != 0
-        ctx.require(ne(b, 0), "mod.nonzero", f"integer modulo by {show(b)} needs a non-zero divisor")
-        return E.mod(a, b)
-    if not isinstance(b, int) or b == 0:
-        return None
-    if fmod and not nonneg(ctx, a):
-        return None
-    if b > 0:
-        return E.mod(a, b)
-    return None if fmod else E.neg(E.mod(E.neg(a), -b))
-
-
-def v_pow(ctx, a, b):
-    if not (is_int(a) and isinstance(b, int)) or b < 0:
-        return None
-    if isinstance(a, int):
-        return a ** b if b < 64 or abs(a) <= 1 else None
-    return E.prod([a] * b) if b <= 4 else None
+def arith(op, dtype, fmod=0):
+    """The element function of ``op`` in element type ``dtype`` (``numeric.apply``)."""
+    return lambda c, *a: N.apply(c, op, dtype, a, fmod)
 
 
 def _cmp(op, pyop, sym):
@@ -258,7 +130,7 @@ def _cmp(op, pyop, sym):
         if is_int(a) and is_int(b):
             if isinstance(a, int) and isinstance(b, int):
                 return pyop(a, b)
-            v = decide(ctx, op(a, b))
+            v = ctx.decide(op(a, b))
             if v is Verdict.PROVEN:
                 return True
             if v is Verdict.REFUTED:
@@ -288,15 +160,7 @@ def _logic(fn, pyfn):
     return f
 
 
-_BIN_VALUE = {
-    "Add": _ints(lambda c, a, b: E.add(a, b)),
-    "Sub": _ints(lambda c, a, b: E.sub(a, b)),
-    "Mul": _ints(lambda c, a, b: E.mul(a, b)),
-    "Div": v_div,
-    "Pow": v_pow,
-    "Max": _ints(lambda c, *a: _fold(E.smax, a)),
-    "Min": _ints(lambda c, *a: _fold(E.smin, a)),
-    "Sum": _ints(lambda c, *a: _fold(E.add, a)),
+_COMPARE_VALUE = {
     "Equal": _cmp(eq, lambda a, b: a == b, sympy.Eq),
     "Less": _cmp(lt, lambda a, b: a < b, sympy.Lt),
     "Greater": _cmp(gt, lambda a, b: a > b, sympy.Gt),
@@ -306,13 +170,8 @@ _BIN_VALUE = {
     "Or": _logic(sympy.Or, lambda a, b: a or b),
     "Xor": _logic(sympy.Xor, lambda a, b: a != b),
 }
-
-
-def _fold(f, args):
-    acc = args[0]
-    for a in args[1:]:
-        acc = f(acc, a)
-    return acc
+# ops whose elements numeric.apply computes
+_ARITH_VALUE = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean"}
 
 
 # ============================================================ binary / variadic ops
@@ -322,21 +181,13 @@ ARITH = ["Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "BitwiseAnd", "Bi
 
 def _value_fn(ctx):
     op = ctx.op_type
-    if op == "Mod":
-        fmod = int(ctx.attr("fmod", 0))
-        return lambda c, a, b: v_mod(c, a, b, fmod)
-    if op == "Div" and ctx.dtype(0) in FLOAT_TYPES:
-        return v_fdiv
-    return _BIN_VALUE.get(op)
+    if op in _ARITH_VALUE:
+        return arith(op, ctx.dtype(0), int(ctx.attr("fmod", 0)) if op == "Mod" else 0)
+    return _COMPARE_VALUE.get(op)
 
 
 def _out_dtype(ctx):
     return BOOL if ctx.op_type in COMPARE else ctx.dtype(0)
-
-
-def _numeric_or_bool(ctx, dtype):
-    """Values are tracked for int/bool tensors and for integral float tensors."""
-    return dtype is not None
 
 
 def broadcasting(ctx):
@@ -360,7 +211,7 @@ def broadcasting(ctx):
     out = broadcast_shapes(ctx, [ctx.shape(i) for i in idx], f"{ctx.op_type.lower()}.broadcast")
     dtype = _out_dtype(ctx)
     fn = _value_fn(ctx)
-    val = bcast_values(ctx, idx, fn, out, dtype) if fn is not None else None
+    val = bcast_values(ctx, idx, fn, out) if fn is not None else None
     ctx.set_output(0, out, dtype, value=val)
 
 
@@ -463,31 +314,9 @@ register("", "PRelu", 1)(prelu)
 
 
 # ============================================================ unary ops
-def _u_abs(ctx, a):
-    if not is_int(a):
-        return None
-    if isinstance(a, int):
-        return abs(a)
-    return a if nonneg(ctx, a) else None
-
-
-def _u_sign(ctx, a):
-    if isinstance(a, int) and not isinstance(a, bool):
-        return (a > 0) - (a < 0)
-    return None
-
-
-_UNARY_VALUE = {
-    "Neg": _ints(lambda c, a: E.neg(a)),
-    "Abs": _u_abs,
-    "Identity": lambda c, a: a,
-    "Floor": _ints(lambda c, a: a),     # values are integral
-    "Ceil": _ints(lambda c, a: a),
-    "Round": _ints(lambda c, a: a),
-    "Sign": _u_sign,
-    "Relu": _ints(lambda c, a: E.smax(a, 0)),
-    "Not": _logic(sympy.Not, lambda a: not a),
-}
+# ops whose elements numeric.apply computes (in the input's element type)
+_ARITH_UNARY = {"Neg", "Abs", "Identity", "Floor", "Ceil", "Round", "Sign", "Relu", "Reciprocal"}
+_UNARY_VALUE = {"Not": _logic(sympy.Not, lambda a: not a)}
 
 UNARY = ["Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Floor", "Ceil",
          "Round", "Sign", "Not", "IsNaN", "IsInf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
@@ -507,11 +336,12 @@ def unary(ctx):
             return
     shape = ctx.shape(0)
     dtype = BOOL if ctx.op_type in _BOOL_OUT else ctx.dtype(0)
-    fn = _UNARY_VALUE.get(ctx.op_type)
-    if ctx.op_type == "Identity":
+    op = ctx.op_type
+    fn = arith(op, dtype) if op in _ARITH_UNARY else _UNARY_VALUE.get(op)
+    if op == "Identity":
         val = ctx.value(0)        # the same elements: nothing to compute
     else:
-        val = bcast_values(ctx, [0], fn, shape, dtype) if fn is not None else None
+        val = bcast_values(ctx, [0], fn, shape) if fn is not None else None
     const = tensor = None
     if ctx.op_type == "Identity":
         # the same constant, still unread: Identity of a weight must not materialize it
@@ -554,7 +384,7 @@ def clip(ctx):
     if not ctx.has_input(0):
         ctx.invalid("clip.inputs", "Clip's input is missing", "give Clip its input")
     shape, dtype = ctx.shape(0), ctx.dtype(0)
-    lo = hi = None
+    lo = hi = (None,)
     if (ctx.opset or 99) >= 11:
         for i in (1, 2):
             sh = ctx.shape(i)
@@ -564,26 +394,21 @@ def clip(ctx):
             elif sh is not None and len(sh) > 0 and not (len(sh) == 1 and sh[0] == 1):
                 ctx.invalid("clip.scalar", f"Clip's {'min' if i == 1 else 'max'} has shape {list(sh)}; it must be "
                             "a scalar", f"give Clip a scalar {'min' if i == 1 else 'max'}")
-        lo_v = values(ctx, 1) if ctx.has_input(1) else (None,)
-        hi_v = values(ctx, 2) if ctx.has_input(2) else (None,)
-        lo_known = not ctx.has_input(1) or (lo_v is not None and lo_v[0] is not None)
-        hi_known = not ctx.has_input(2) or (hi_v is not None and hi_v[0] is not None)
-        lo = lo_v[0] if lo_v else None
-        hi = hi_v[0] if hi_v else None
-        known = lo_known and hi_known and dtype not in FLOAT_TYPES
-    else:
-        known = False   # float-only before opset 11
+        lo = values(ctx, 1) if ctx.has_input(1) else ()
+        hi = values(ctx, 2) if ctx.has_input(2) else ()
+    elif dtype in FLOAT_TYPES:
+        # (before opset 11: float attributes, by default the float range: no bound)
+        lo = tuple(N.const_element(x, dtype) for x in (ctx.attr("min", None),) if x is not None)
+        hi = tuple(N.const_element(x, dtype) for x in (ctx.attr("max", None),) if x is not None)
     val = None
-    if known:
+    if lo is not None and hi is not None and None not in lo and None not in hi:
         def f(c, a):
-            if not is_int(a):
-                return None
-            if lo is not None:
-                a = E.smax(a, lo)
-            if hi is not None:
-                a = E.smin(a, hi)
+            if lo:
+                a = N.apply(c, "Max", dtype, (a, lo[0]))
+            if hi and a is not None:
+                a = N.apply(c, "Min", dtype, (a, hi[0]))
             return a
-        val = bcast_values(ctx, [0], f, shape, dtype)
+        val = bcast_values(ctx, [0], f, shape)
     ctx.set_output(0, shape, dtype, value=val)
 
 
@@ -592,46 +417,40 @@ register("", "Clip", 1)(clip)
 
 # ============================================================ Cast
 def cast_value(ctx, a, src, dst):
+    """The element a Cast from ``src`` to ``dst`` gives: bools here, numbers in
+    ``numeric.cast`` (wrapping, rounding, truncation)."""
     if dst == BOOL:
         if is_bool(a):
             return _sbool(a)
+        if isinstance(a, N.Real):
+            return _real_truth(ctx, a)
         if isinstance(a, int):
             return a != 0
         if is_int(a):
-            v = decide(ctx, ne(a, 0))
+            v = ctx.decide(ne(a, 0))
             return True if v is Verdict.PROVEN else False if v is Verdict.REFUTED else _sbool(sympy.Ne(a, 0))
         return None
     if is_bool(a):
         if isinstance(a, (bool, np.bool_)):
             return int(bool(a))
-        return sympy.Piecewise((sympy.Integer(1), a), (sympy.Integer(0), True)) if dst in _INT_RANGE and _plain_cond(a) else None
-    if not is_int(a):
+        if not _plain_cond(a) or (dst not in N.INT_RANGE and dst not in N.FLOAT_FORMATS):
+            return None
+        return sympy.Piecewise((sympy.Integer(1), a), (sympy.Integer(0), True))
+    return N.cast(ctx, a, src, dst, f"{ctx.name}_value")
+
+
+def _real_truth(ctx, a):
+    """``a != 0`` for a float element that is not an integer: True where its value is
+    provably away from 0 (its relative error is below 1), else unknown."""
+    if a.err >= 1 or a.where:
         return None
-    if dst in _INT_RANGE and dst != ir.DataType.INT64:
-        # a narrower integer wraps around at run time (uint8: N + 250 is 4 at N = 10)
-        lo, hi = _INT_RANGE[dst]
-        span = hi - lo + 1
-        if isinstance(a, int):
-            return (a - lo) % span + lo
-        alo, ahi = ctx.store.interval(a)
-        if lo <= alo and ahi <= hi:
-            return a
-        return E.add(E.mod(E.sub(a, lo), span), lo)     # exact: the wrapped value
-    if dst in _INT_RANGE or dst in _FLOAT_EXACT:
-        return a
-    return None
+    b = N.bounds(ctx, a.x)
+    return True if b.lo > 0 or b.hi < 0 else None
 
 
 def _cast_to(ctx, dst):
     shape, src = ctx.shape(0), ctx.dtype(0)
-    val = bcast_values(ctx, [0], lambda c, a: cast_value(c, a, src, dst), shape, dst)
-    if val is not None and dst in _FLOAT_EXACT:
-        # a symbolic integer stays the same number in a float only below 2**mantissa
-        lim = _FLOAT_EXACT[dst]
-        for a in val:
-            if a is not None and is_int(a) and not isinstance(a, int):
-                ctx.require(all_of(le(a, lim), ge(a, -lim)), "cast.float_exact",
-                            f"{show(a)} is cast to {dst.name}, exact only for magnitudes up to {lim}")
+    val = bcast_values(ctx, [0], lambda c, a: cast_value(c, a, src, dst), shape)
     ctx.set_output(0, shape, dst, value=val)
 
 
@@ -660,6 +479,8 @@ register("", "CastLike", 15)(cast_like)
 
 # ============================================================ Where
 def _where_value(ctx, c, x, y):
+    """The element Where selects (any element kind); a condition known only as a relation
+    selects between two integer elements as a Piecewise."""
     if isinstance(c, (bool, np.bool_)):
         return x if c else y
     if not is_bool(c):
@@ -684,7 +505,7 @@ def where(ctx):
     ctx.check_inputs(3, 3)
     out = broadcast_shapes(ctx, [ctx.shape(i) for i in range(3)], "where.broadcast")
     dtype = ctx.dtype(1)
-    val = bcast_values(ctx, [0, 1, 2], _where_value, out, dtype)
+    val = bcast_values(ctx, [0, 1, 2], _where_value, out)
     ctx.set_output(0, out, dtype, value=val)
 
 

@@ -11,7 +11,7 @@ from .. import irtypes as ir
 from ..constraints import any_of, eq
 from ..printing import show
 from ..registry import register
-from .common import broadcast_shapes, unify
+from .common import broadcast_dim, broadcast_shapes, unify
 
 
 # ---------------------------------------------------------------- MatMul
@@ -176,20 +176,28 @@ def einsum(ctx):
                 ctx.invalid("einsum.rank", f"Einsum operand {i} has rank {len(s)} but its term '{''.join(t)}' in "
                             f"'{eqn}' names {n_letters} axes", "give the operand one axis per letter")
         axis = 0
+        mine: dict = {}             # this operand's letters: (size, axis)
         for x in t:
             if x == "...":
                 ell_shapes.append(tuple(s[axis:axis + n_ell]))
                 axis += n_ell
                 continue
             d = s[axis]
-            if x in letters:
-                prev, where = letters[x]
-                letters[x] = (unify(ctx, prev, d, "einsum.letter",
-                                    f"Einsum letter '{x}': {where} is {show(prev)} and operand {i} "
-                                    f"axis {axis} is {show(d)}; they must be equal"), where)
+            if x in mine:
+                # a letter repeated in one term (a diagonal): equal sizes, no broadcasting
+                # (onnxruntime, numpy and onnx's reference evaluator refuse [1, 3] for 'ii')
+                prev, at = mine[x]
+                mine[x] = (unify(ctx, prev, d, "einsum.letter",
+                                 f"Einsum letter '{x}' repeats in operand {i}: axis {at} is {show(prev)} and "
+                                 f"axis {axis} is {show(d)}; they must be equal"), at)
             else:
-                letters[x] = (d, f"operand {i} axis {axis}")
+                mine[x] = (d, axis)
             axis += 1
+        for x, (d, at) in mine.items():
+            # across operands a letter's sizes broadcast (a size 1 against any size), as in
+            # onnxruntime, numpy.einsum and onnx's reference evaluator
+            letters[x] = (d, f"operand {i} axis {at}") if x not in letters else \
+                (broadcast_dim(ctx, letters[x][0], d, at, "einsum.letter"), letters[x][1])
     any_ell = any("..." in t for t in terms)
     if out_term is None:
         counts: dict = {}

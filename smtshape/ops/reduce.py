@@ -4,8 +4,10 @@ Reduced axes become 1 (``keepdims=1``) or disappear.  When the axes are a
 runtime input whose value is unknown, the analysis stays sound: with
 ``keepdims=1`` every output dim is a data symbol bounded by ``max(d, 1)``;
 with ``keepdims=0`` the rank is known only when the number of axes is.
-ReduceSum/Prod/Max/Min propagate values of small int tensors (the product of
-a shape slice in ``Shape -> Slice -> ReduceProd -> Reshape``).
+ReduceSum/Prod/Max/Min/Mean propagate the values of small tensors (the product of
+a shape slice in ``Shape -> Slice -> ReduceProd -> Reshape``; the longer side of an
+image in ``Shape -> Cast(float) -> ReduceMax``), with their element type's semantics
+(``smtshape.numeric``).
 """
 from __future__ import annotations
 
@@ -17,40 +19,27 @@ from .. import irtypes as ir
 from .. import expr as E
 from ..registry import register
 from .common import norm_axis
-from .elementwise import fit, is_int
+from .. import numeric as N
+from .elementwise import fit, values
 
-_VALUE_FOLD = {"ReduceSum": (E.add, 0), "ReduceProd": (E.mul, 1), "ReduceMax": (E.smax, None),
-               "ReduceMin": (E.smin, None)}
+_VALUE_OPS = {"ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean"}
 
 
 def _reduce_values(ctx, shape, axes, keep, out_shape):
-    fold = _VALUE_FOLD.get(ctx.op_type)
-    v = ctx.value(0)
-    dtype = ctx.dtype(0)
-    if fold is None or v is None or shape is None or not all(isinstance(d, int) for d in shape) \
-            or dtype not in _INT_OK or len(v) != math.prod(shape):
+    """The output's elements when the input's are known (``numeric.reduce``: integers
+    wrap, floats round, in any order a runtime takes them)."""
+    if ctx.op_type not in _VALUE_OPS or shape is None or not all(isinstance(d, int) for d in shape):
         return None
-    f, unit = fold
+    v = values(ctx, 0)
+    dtype = ctx.dtype(0)
+    if v is None or len(v) != math.prod(shape):
+        return None
     arr = np.empty(len(v), dtype=object)
     arr[:] = list(v)
     arr = arr.reshape(shape)
     rest = [k for k in range(len(shape)) if k not in axes]
     arr = np.transpose(arr, rest + list(axes)).reshape(math.prod(shape[k] for k in rest), -1)
-    out = []
-    for row in arr:
-        row = list(row)
-        if any(x is None or not is_int(x) for x in row) or (not row and unit is None):
-            out.append(None)
-            continue
-        acc = unit if unit is not None else row.pop(0)
-        for x in row:
-            acc = f(acc, x)
-        out.append(fit(acc, dtype))
-    return out
-
-
-_INT_OK = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
-           ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8}
+    return [fit(N.reduce(ctx, ctx.op_type, dtype, list(row))) for row in arr]
 
 
 def _reduce_known(ctx, shape, axes, keep, noop):

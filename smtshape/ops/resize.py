@@ -3,14 +3,16 @@
 Resize/Upsample with scales: the spec says ``out = floor(H * scale)``;
 onnxruntime computes that product in float32 (``0.7f * 10`` gives 7, the
 exact product 6.99999988 floors to 6).  Every float32 scale is exactly
-``p / 2**e``; when ``p`` is small (2.0, 0.5, 1.5, 0.25, ...) the float32
-product ``H * p / 2**e`` is exact while ``H * p < 2**24``, so the dim is the
-exact ``(H * p) // 2**e`` under that recorded premise
-(``resize.float_exact``).  A constant ``H`` is computed both ways: exact
-where they agree, else a data symbol between the two (the spec and
-onnxruntime disagree on that size).  A symbolic ``H`` with any other scale
-becomes a data symbol ``s`` with ``floor(H * p / 2**e) <= s <=
-floor(H * p / 2**e) + 1``.
+``odd * 2**k``; when ``odd`` is small (2.0, 0.5, 1.5, 0.25, ...) the float32
+product is exact while ``H * odd <= 2**24``, so the dim is the exact
+``floor(H * scale)``: without condition where the store knows that bound,
+under the recorded premise ``resize.float_exact`` (an assumption of the
+analysis, never a finding) where it does not.  A constant ``H`` is computed
+both ways: exact where they agree, else a data symbol between the two (the
+spec and onnxruntime disagree on that size).  A symbolic ``H`` with any other
+scale, or past the bound, becomes a data symbol within a relative 2**-22 of
+the exact product, and the exact floor or one more while ``H`` and the
+product are at most 2**24 (``_float32_floor``; no premise).
 
 Resize with ``sizes``: the sizes themselves (``stretch``), or for
 ``not_larger`` / ``not_smaller`` the rounded ``scale * H`` when every size and
@@ -33,9 +35,10 @@ from fractions import Fraction
 import numpy as np
 
 from .. import expr as E
-from ..constraints import eq, ge, lt
+from ..constraints import all_of, any_of, eq, ge, gt, le
 from ..printing import show
 from ..registry import register
+from ..store import Verdict
 from .common import norm_axes
 
 _F32_MANTISSA = 2 ** 24
@@ -81,18 +84,39 @@ def _scaled(ctx, h, scale, axis):
         return _between(ctx, axis, exact, ort, f"floor({h} * {float(s32)}) is {exact}, onnxruntime's float32 "
                         f"product gives {ort}")
     exact = E.floordiv(E.mul(h, p), q)
-    if p <= _SMALL_NUMERATOR:
-        # (scale 1 too: onnxruntime computes float(H) * 1.0f, which is H only below 2**24)
-        ctx.require(lt(E.mul(h, p), _F32_MANTISSA), "resize.float_exact",
-                    f"{ctx.op_type} axis {axis}: {show(h)} * {float(s32)} is computed in float32; "
-                    f"exact while {show(h)} * {p} < 2**24")
-        return exact
-    s = ctx.data_symbol(f"{ctx.name}_ax{axis}", E.add(exact, 1),
-                        f"{ctx.op_type} axis {axis}: float32 floor({show(h)} * {float(s32)})")
-    ctx.require(ge(s, exact), "resize.float_lower",
-                f"{ctx.op_type} axis {axis}: float32 floor({show(h)} * {float(s32)}) is at least the exact floor")
-    ctx.require(lt(E.mul(h, p), E.mul(_F32_MANTISSA, q)), "resize.float_range",
-                f"{ctx.op_type} axis {axis}: {show(h)} * {float(s32)} < 2**24 (float32 integer range)")
+    odd = p // (p & -p)         # (scale = odd * 2**k: a power of two scales exactly)
+    if odd <= _SMALL_NUMERATOR:
+        # float32(h) is h, and float32(h) * scale is exact, while h * odd <= 2**24: the floor is
+        # the spec's.  Unless the store already knows, that is a premise of the analysis (listed,
+        # never a finding); known false, the size is onnxruntime's float32 floor, bounded
+        holds = le(E.mul(h, odd), _F32_MANTISSA)
+        known = ctx.decide(holds)
+        if known is Verdict.PROVEN:
+            return exact
+        if known is Verdict.UNKNOWN:
+            ctx.require(holds, "resize.float_exact",
+                        f"{ctx.op_type} axis {axis}: {show(h)} * {float(s32)} is computed in float32; exact while "
+                        f"{show(h)} * {odd} <= 2**24")
+            return exact
+    return _float32_floor(ctx, h, p, q, axis, exact, float(s32))
+
+
+def _float32_floor(ctx, h, p, q, axis, exact, scale):
+    """onnxruntime's floor(float32(float32(h) * scale)), scale = p / q, as a data symbol with
+    bounds that hold for every h, and no premise: each float32 rounding moves a value by a
+    relative 2**-24 at most, so the result is within a relative 2**-22 of h * p / q; where h
+    and h * p / q are at most 2**24 (every integer up to there is a float32), it is the
+    exact floor or one more."""
+    wide = 2 ** 22
+    s = ctx.data_symbol(f"{ctx.name}_ax{axis}", E.floordiv(E.mul(h, p * (wide + 1)), q * wide),
+                        f"{ctx.op_type} axis {axis}: float32 floor({show(h)} * {scale})")
+    ctx.require(ge(s, E.floordiv(E.mul(h, p * (wide - 1)), q * wide)), "resize.float_bounds",
+                f"{ctx.op_type} axis {axis}: float32 floor({show(h)} * {scale}) is within a relative 2**-22 of "
+                "the exact product")
+    ctx.require(any_of(gt(h, _F32_MANTISSA), gt(E.mul(h, p), _F32_MANTISSA * q),
+                       all_of(ge(s, exact), le(s, E.add(exact, 1)))), "resize.float_near",
+                f"{ctx.op_type} axis {axis}: float32 floor({show(h)} * {scale}) is the exact floor or one more "
+                f"while {show(h)} and the product are at most 2**24")
     return s
 
 

@@ -323,6 +323,9 @@ def _sparse_constant(ctx, sp):
 # ================================================================ Shape, Size
 
 def _shape_range(start: int, end: int | None, r: int):
+    """The axes Shape's ``start`` / ``end`` select: negative ones count from the back, then
+    clamped into [0, r] (the spec; onnxruntime alike, INT32 / INT64 extremes included; onnx's
+    reference evaluator re-reads an end below -r from the back, against the spec's text)."""
     def fix(x):
         if x < 0:
             x += r
@@ -473,11 +476,38 @@ def range_op(ctx):
         ctx.invalid("range.delta", "Range's delta is 0: the range would never reach its limit",
                     "give Range a non-zero delta")
     length = _range_len(ctx, start, limit, delta)
+    if dtype in _FLOAT_INTEGERS and not isinstance(length, int) and _is_expr(start) and _is_expr(limit) \
+            and _is_expr(delta):
+        length = _float_range_len(ctx, dtype, start, limit, length)
     value = None
     if all(isinstance(x, int) for x in (start, limit, delta)) and isinstance(length, int) \
             and length <= MAX_VALUE_ELEMENTS and _small_int(dtype):
         value = tuple(range(start, limit, delta))
     ctx.set_output(0, (length,), dtype, value=value)
+
+
+# the integers a floating-point type holds exactly: |x| <= 2**mantissa (Range's float types)
+_FLOAT_INTEGERS = {ir.DataType.FLOAT: 2 ** 24, ir.DataType.DOUBLE: 2 ** 53}
+
+
+def _float_range_len(ctx, dtype, start, limit, length):
+    """A float Range over symbolic values (``Range(0.0, Cast(N, float), 1.0)``): onnxruntime
+    subtracts ``limit - start`` in the element type, onnx's reference evaluator (numpy) in
+    double, the spec in real numbers.  The integer ``length`` is theirs while the difference
+    is an integer the type holds exactly; where the store cannot show that, the length is a
+    data symbol that is ``length`` inside that range (no premise, no relation forced)."""
+    top = _FLOAT_INTEGERS[dtype]
+    diff = E.sub(limit, start)
+    if ctx.proven(le(diff, top)) and ctx.proven(ge(diff, -top)):
+        return length
+    inside = all_of(le(diff, top), ge(diff, -top))
+    ctx.warn(f"Range in {ir.DataType(dtype).name}: {_s(limit)} - {_s(start)} may be beyond the integers the type "
+             "holds exactly, where onnxruntime rounds the difference; the length is kept as a data symbol")
+    d = ctx.data_symbol("range_len", None, f"the length of a {ir.DataType(dtype).name} Range past 2**{top.bit_length() - 1}")
+    ctx.require(any_of(all_of(inside, eq(d, length)), gt(diff, top), lt(diff, -top)), "range.float_exact",
+                lambda: f"Range's length is {_s(length)} while {_s(diff)} is an integer "
+                        f"{ir.DataType(dtype).name} holds exactly (|x| <= {top})")
+    return d
 
 
 def _range_len(ctx, start, limit, delta):
@@ -633,7 +663,50 @@ def _infer_dim(ctx, in_shape, others, axis, allowzero=False):
     out = list(others)
     out.insert(axis, q)
     _emit_numel(ctx, in_shape, out)
-    return q
+    return _zero_next_to_inferred(ctx, in_shape, others, q) if allowzero else q
+
+
+def _zero_next_to_inferred(ctx, in_shape, others, q):
+    """The -1 of an ``allowzero=1`` Reshape whose other target sizes may be 0 at run time.
+
+    The spec calls a 0 next to a -1 invalid (so does onnx's reference evaluator: numpy cannot
+    infer it); onnxruntime runs it on an empty input and infers the -1 from the non-zero sizes
+    alone: (product of the non-zero input dims) / (product of the other non-zero target sizes).
+    The dim is ``q`` wherever no other size is 0, onnxruntime's where one is (the only runtime
+    that gives a size there), so it is exact for every runtime that runs the node.  (A
+    constant 0 next to -1 is a conflict: ``_reshape``.)  Stating "non-zero" instead would force
+    every batch and sequence dim of a dynamo export to be >= 1."""
+    zero_able = [d for d in others if not isinstance(d, int) and ctx.store.interval(d)[0] < 1]
+    if not zero_able:
+        return q
+    nonzero_in = [E.smax(d, 1) for d in in_shape]       # (dims are >= 0: d if d != 0 else 1)
+    nonzero_out = [E.smax(d, 1) for d in others]
+    ort = exact_div_products(nonzero_in, nonzero_out)
+    if ort is None:
+        ort = E.floordiv(E.prod(nonzero_in), E.prod(nonzero_out))
+    if ort == q:
+        return q        # (the zero sizes cancel: [B, S, -1, 64] from [B, S, 768] is 12 either way)
+    # (kept small, or the dim becomes an alias: no other size is 0 in q's branch, so their
+    # common factors cancel there; the condition without its constant factors)
+    num, den = _cancel_common(in_shape, others)
+    q = E.floordiv(num, den) if den != 1 else num
+    zero = _factorize(zero_able)
+    factors = list(zero[1]) if zero else zero_able
+    some_zero = sympy.Or(*[sympy.Eq(E.to_sympy(f), 0, evaluate=False) for f in factors], evaluate=False) \
+        if len(factors) > 1 else sympy.Eq(E.to_sympy(factors[0]), 0, evaluate=False)
+    return E.raw_piecewise((ort, some_zero), (q, True))
+
+
+def _cancel_common(num_dims, den_dims):
+    """``(n, d)`` with ``prod(num_dims) // prod(den_dims) == n // d`` wherever the denominator is
+    non-zero: the factors common to both (and the gcd of their integer contents) cancelled."""
+    a, b = _factorize(num_dims), _factorize(den_dims)
+    if a is None or b is None or a[0] == 0 or b[0] == 0:
+        return E.prod(num_dims), E.prod(den_dims)
+    (ca, fa), (cb, fb) = a, b
+    common = {f: min(k, fb[f]) for f, k in fa.items() if f in fb}
+    g = math.gcd(ca, cb)
+    return _build(ca // g, _minus(fa, common)), _build(cb // g, _minus(fb, common))
 
 
 @register("", "Reshape", since_version=1)
@@ -903,19 +976,89 @@ def concat(ctx):
         return
     ax = norm_axis(ctx, axis, r)
     out = list(known[0][1])
-    i0 = known[0][0]
-    for i, s in known[1:]:
-        for k in range(r):
-            if k != ax:
-                a, b = out[k], s[k]
-                out[k] = unify(ctx, a, b, "concat.dims",
-                               lambda: f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis "
-                                       f"{ax}): {_s(a)} == {_s(b)}")
+    empty: dict = {}        # (filled when some other axis differs: most Concats never need it)
+    for k in range(r):
+        if k != ax and any(s[k] != out[k] for _, s in known[1:]):
+            if not empty:
+                empty.update((i, _empty_condition(ctx, s)) for i, s in known)
+            out[k] = _concat_other_dim(ctx, known, empty, k, ax)
     if len(known) == n:
         out[ax] = E.total(s[ax] for s in shapes)
     else:
         out[ax] = ctx.data_symbol("concat_axis", None, "a Concat input has unknown rank")
     ctx.set_output(0, out, dtype, value=_concat_values(ctx, n, ax, r, shapes))
+
+
+def _empty_condition(ctx, s):
+    """When a tensor of shape ``s`` has no elements: True (never any), None (always some), or
+    the relations ``d == 0`` over the dims that may be 0 (it is empty when one holds)."""
+    if any(isinstance(d, int) and d == 0 for d in s):
+        return True
+    maybe = tuple(eq(d, 0) for d in s if not isinstance(d, int) and ctx.store.interval(d)[0] < 1)
+    return maybe or None
+
+
+def _concat_other_dim(ctx, known, empty, k, ax):
+    """Output axis ``k`` (not the concat axis ``ax``) of a Concat, with its relations.
+
+    The spec (and onnx's reference evaluator, numpy) make every input agree on it;
+    onnxruntime skips an input with no elements without reading its other dims (inputs
+    a[1, N, 1] and b[1, N, K] on axis 1 run at K = 0) and takes them from the first input
+    that has elements (input 0 when none has).  So inputs that cannot be empty agree
+    (unified); an input that may be empty agrees with them or is empty (a disjunction, never
+    a forced equality); where every input may be empty, the dim is onnxruntime's "first input
+    with elements", which is the spec's wherever the spec's precondition holds."""
+    col = [(i, s[k]) for i, s in known]
+    solid = [(i, d) for i, d in col if empty[i] is None]
+    soft = [(i, d) for i, d in col if empty[i] is not None and empty[i] is not True]
+    if solid:
+        (i0, acc), rest = solid[0], solid[1:]
+        for i, d in rest:
+            a = acc
+            acc = unify(ctx, a, d, "concat.dims",
+                        lambda: f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
+                                f"{_s(a)} == {_s(d)}")
+    elif soft:
+        i0, acc = soft[0]
+    else:
+        return col[0][1]        # (every input is empty: onnxruntime takes input 0's dims)
+    for i, d in soft:
+        if i == i0 or d == acc:
+            continue
+        if isinstance(acc, int) and isinstance(d, int):
+            # two different numbers: the spec's precondition fails at every input (onnx's own
+            # inference refuses the model), though onnxruntime would run empty inputs
+            unify(ctx, acc, d, "concat.dims",
+                  lambda: f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
+                          f"{acc} == {d} (onnxruntime would run only inputs with no elements)")
+            continue
+        either = empty[i] if solid else empty[i] + tuple(z for z in empty[i0] if z not in empty[i])
+        ctx.require(any_of(eq(acc, d), *either), "concat.dims",
+                    lambda: f"Concat inputs {i0} and {i} agree on axis {k} (not the concat axis {ax}): "
+                            f"{_s(acc)} == {_s(d)}, unless one of them has no elements (onnxruntime skips an "
+                            "empty input's other dims; the spec does not)")
+    if solid:
+        return acc
+    return _first_with_elements(ctx, soft, empty, known[0][1][k])
+
+
+def _first_with_elements(ctx, soft, empty, default):
+    """onnxruntime's choice for a Concat dim when every input may be empty: the first input's
+    dim (``default``) unless that input is empty and a later one is not, then the first such
+    later input's.  (A dim an input shares with an earlier one is non-zero in that input's
+    branch, so it leaves the earlier input's emptiness condition: ``B == 0`` never shows.)"""
+    pieces = []
+    for j, (i, d) in enumerate(soft[1:], 1):
+        full = {z.lhs for z in empty[i]}             # the dims that are non-zero in this branch
+        earlier = []
+        for i0, _ in soft[:j]:
+            left = [z for z in empty[i0] if z.lhs not in full]
+            if not left:
+                break                                # (an earlier input is then not empty)
+            earlier.append(sympy.Or(*[sympy.Eq(E.to_sympy(z.lhs), 0) for z in left]))
+        else:
+            pieces.append((d, sympy.And(*earlier, *[sympy.Ne(E.to_sympy(x), 0) for x in full])))
+    return E.raw_piecewise(*pieces, (default, True)) if pieces else default
 
 
 def _concat_values(ctx, n, ax, r, shapes):
@@ -929,7 +1072,12 @@ def _concat_values(ctx, n, ax, r, shapes):
         return out if len(out) <= MAX_VALUE_ELEMENTS else None
     arrs = [_obj_array(ctx, i) for i in range(n)]
     if all(a is not None for a in arrs):
-        return _flat(np.concatenate(arrs, axis=ax))
+        full = [a for a in arrs if a.size]     # (an empty input adds no element, whatever its dims)
+        if not full:
+            return ()
+        if any(a.shape[:ax] + a.shape[ax + 1:] != full[0].shape[:ax] + full[0].shape[ax + 1:] for a in full):
+            return None         # (inputs that disagree: a conflict, no elements)
+        return _flat(np.concatenate(full, axis=ax))
     return None
 
 
@@ -1078,24 +1226,66 @@ def _slice_index(ctx, x, dim, lo, hi):
                                   (E.to_sympy(E.clamp(E.add(x, dim), lo, hi)), True)))
 
 
-def _slice_len(ctx, dim, start, end, step):
-    """Exact output length along one axis, or None."""
+# Where onnxruntime reads a Slice otherwise than the spec.  The spec clamps every adjusted
+# index: the start into [0, dim] ([0, dim - 1] backward), the end into [0, dim] ([-1, dim - 1]
+# backward).  onnxruntime takes an end of exactly INT32_MAX or INT64_MAX as "to the end in the
+# step's direction": the dim going forward (the spec: min(INT32_MAX, dim), which differs only
+# past 2**31 - 1), past index 0 going backward (the spec: dim - 1, an empty slice; onnx's
+# reference evaluator, numpy, agrees with the spec).  A length is EXACT only where they agree
+# (``_slice_readings``); elsewhere it is a data symbol that is one of their lengths
+# (``_split_len``), and the node warns.  (onnx's reference evaluator also empties a backward
+# slice whose adjusted start is below 0, against the spec's text, which onnxruntime follows:
+# a defect of the evaluator, not a split; docs/ARCHITECTURE.md.)
+ORT_TO_END = frozenset({2 ** 31 - 1, 2 ** 63 - 1})
+
+
+def _spec_len(ctx, dim, start, end, step):
+    """The spec's length along one sliced axis, or None when an index's sign is undecidable."""
     if step > 0:
         a = _slice_index(ctx, start, dim, 0, dim)
         b = _slice_index(ctx, end, dim, 0, dim)
         if a is None or b is None:
             return None
         return _max(ctx, E.ceildiv(E.sub(b, a), step), 0)
-    if isinstance(end, int) and end >= BIG:
-        # backward slice "to INT64_MAX": the spec clamps the end to dim - 1 (empty), but
-        # onnxruntime slices through index 0 (numpy's x[s::-1]); runtimes disagree
-        return None
     hi = E.sub(dim, 1)
     a = _slice_index(ctx, start, dim, 0, hi)
     b = _slice_index(ctx, end, dim, -1, hi)
     if a is None or b is None:
         return None
     return _max(ctx, E.ceildiv(E.sub(a, b), -step), 0)
+
+
+def _slice_readings(ctx, dim, start, end, step):
+    """The lengths the runtimes give along one sliced axis: ``[spec]``, or ``[spec, ort]``
+    where onnxruntime's can differ (it is then the longer); None when the spec's own length
+    is undecidable (an index whose sign is known only at run time)."""
+    spec = _spec_len(ctx, dim, start, end, step)
+    if spec is None:
+        return None
+    if isinstance(end, int) and end in ORT_TO_END:
+        ort = _spec_len(ctx, dim, start, BIG if step > 0 else -BIG, step)
+        if ort != spec and not ctx.proven(eq(ort, spec)):
+            return [spec, ort]
+    return [spec]
+
+
+def _slice_len(ctx, dim, start, end, step):
+    """The exact output length along one axis (the spec and onnxruntime agree), or None."""
+    r = _slice_readings(ctx, dim, start, end, step)
+    return r[0] if r is not None and len(r) == 1 else None
+
+
+def _split_len(ctx, axis, end, step, readings):
+    """A data symbol that is the spec's or onnxruntime's length (``readings``), at most
+    onnxruntime's (the longer); the node warns."""
+    spec, ort = readings
+    d = ctx.data_symbol("slice_len", ort, f"Slice axis {axis}: the spec and onnxruntime give different lengths")
+    why = (f"onnxruntime reads the end {end} as 'to the end' ({'past index 0' if step < 0 else 'the dim'}), the "
+           f"spec and onnx's reference evaluator clamp it ({'to dim - 1' if step < 0 else 'to min(end, dim)'})")
+    ctx.require(any_of(eq(d, spec), eq(d, ort)), "slice.runtimes",
+                lambda: f"Slice axis {axis} is {_s(spec)} by the spec or {_s(ort)} in onnxruntime: {why}")
+    ctx.warn(f"Slice axis {axis}: {why}; the length is kept as a data symbol that is one of the two")
+    return d
 
 
 def _slice(ctx, starts, ends, axes, steps, axes_known=True):
@@ -1149,10 +1339,15 @@ def _slice(ctx, starts, ends, axes, steps, axes_known=True):
                                      f"Slice axis {a} step is read at run time")
             idx = None
             continue
-        n_a = None if st is None or en is None else _slice_len(ctx, s[a], st, en, sp)
-        if n_a is None:
-            n_a = _runtime_slice(ctx, a, s[a], st, en, sp)
-        out[a] = n_a
+        readings = None if st is None or en is None else _slice_readings(ctx, s[a], st, en, sp)
+        if readings is None:
+            out[a] = _runtime_slice(ctx, a, s[a], st, en, sp)
+        elif len(readings) > 1:
+            out[a] = _split_len(ctx, a, en, sp, readings)
+            idx = None          # (no elements where the length itself is not one number)
+            continue
+        else:
+            out[a] = readings[0]
         if idx is not None and isinstance(s[a], int) and isinstance(st, int) and isinstance(en, int):
             b0 = _slice_index(ctx, st, s[a], 0 if sp > 0 else 0, s[a] if sp > 0 else s[a] - 1)
             b1 = _slice_index(ctx, en, s[a], 0 if sp > 0 else -1, s[a] if sp > 0 else s[a] - 1)
@@ -1171,13 +1366,13 @@ def _slice(ctx, starts, ends, axes, steps, axes_known=True):
 
 
 def _unknown_step_bound(ctx, dim, st, en):
-    """An upper bound of a Slice length whose step is read at run time: the longer of the
-    step +1 and step -1 slices (a larger step takes fewer elements), else the dim."""
+    """An upper bound of a Slice length whose step is read at run time: the longest of the
+    step +1 and step -1 slices as any runtime reads them (a larger step takes fewer
+    elements), else the dim."""
     if isinstance(dim, int) and isinstance(st, int) and isinstance(en, int):
-        fwd = _slice_len(ctx, dim, st, en, 1)
-        bwd = _slice_len(ctx, dim, st, en, -1)
-        if isinstance(fwd, int) and (bwd is None or isinstance(bwd, int)):
-            return max(fwd, bwd or 0) if bwd is not None else dim
+        lens = [n for sp in (1, -1) for n in _slice_readings(ctx, dim, st, en, sp)]
+        if all(isinstance(n, int) for n in lens):
+            return max(lens)
     return dim
 
 
@@ -1228,22 +1423,26 @@ def _slice_unknown_axes(ctx, s, starts, ends, steps):
 
 
 def _runtime_slice(ctx, a, dim, st, en, sp):
+    """A data symbol for a length that is not one expression: an index read at run time (at
+    most the dim), or one whose sign is decided at run time (``S - 1`` is -1 at S = 0): then
+    the length under each sign, by the spec and by onnxruntime, as a disjunction the store
+    can upgrade."""
     d = ctx.data_symbol("slice_len", dim, f"Slice axis {a} length depends on run-time start/end")
-    if sp < 0 and isinstance(en, int) and en >= BIG:
-        ctx.warn(f"Slice axis {a}: a negative step with end {en} is empty by the ONNX spec but runs "
-                 "through index 0 in onnxruntime; its length is kept as a bound")
+    if st is None or en is None:
         return d
-    if st is not None and en is not None:
-        # the exact length under each sign of the undecided indices, for Z3 to upgrade
-        cases = []
+    ends = [en]
+    if isinstance(en, int) and en in ORT_TO_END:
+        ends.append(BIG if sp > 0 else -BIG)        # onnxruntime's "to the end"
+    cases = []
+    for e in ends:
         for cs in _sign_cases(st):
-            for ce in _sign_cases(en):
+            for ce in _sign_cases(e):
                 n = _slice_len_assuming(ctx, dim, cs[1], ce[1], sp)
-                cases.append(all_of(*[c for c in (cs[0], ce[0]) if c is not None], eq(d, n))
-                             if cs[0] is not None or ce[0] is not None else eq(d, n))
-        ctx.require(any_of(*cases), "slice.runtime",
-                    f"Slice axis {a} length follows ONNX's clamping of start {_s(st)} and end {_s(en)} "
-                    f"on a dim of {_s(dim)}")
+                conds = [c for c in (cs[0], ce[0]) if c is not None]
+                cases.append(all_of(*conds, eq(d, n)) if conds else eq(d, n))
+    ctx.require(any_of(*cases), "slice.runtime",
+                lambda: f"Slice axis {a} length follows the clamping of start {_s(st)} and end {_s(en)} on a dim "
+                        f"of {_s(dim)} (by the spec or onnxruntime)")
     return d
 
 

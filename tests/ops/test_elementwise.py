@@ -504,3 +504,142 @@ def test_onnx_backend_node_tests():
     ops = set(ARITH) | COMPARE | set(UNARY) | {"Max", "Min", "Sum", "Mean", "PRelu", "Where", "Clip", "Cast",
                                                "CastLike", "Identity", "Dropout"}
     check_backend(*sorted(ops), min_cases=300)
+
+
+# ---------------------------------------------------------------- element types (issue 18 item 1)
+def _sized_by(nodes, inits=(), x_shape=("N",), src="b", opset=18):
+    """x -> Shape -> s, then ``nodes``, whose int64 1-D result ``src`` sizes
+    ConstantOfShape -> y: the model's only output."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"])] + list(nodes) + [helper.make_node("ConstantOfShape", [src], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x_shape))],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def _runs(model, n):
+    """y's length in onnxruntime and in onnx's reference evaluator at N = n (None: the run fails)."""
+    from onnx.reference import ReferenceEvaluator
+    out = []
+    for run in (lambda f: run_ort(model, f)[0], lambda f: ReferenceEvaluator(model).run(None, f)[0]):
+        try:
+            with np.errstate(all="ignore"):
+                out.append(run({"x": np.zeros(n, np.float32)}).shape[0])
+        except Exception:
+            out.append(None)
+    return out
+
+
+def _claim_holds(dim, n, sizes):
+    """An EXACT dim is each runtime's size; a bound is at least each (where the run succeeds)."""
+    for got in sizes:
+        if got is None:
+            continue
+        if dim.exactness is Exactness.EXACT:
+            assert dim.evaluate({"N": n}) == got, (dim, n, got)
+        elif dim.exactness is Exactness.UPPER_BOUND:
+            assert E.evaluate(dim.bound, {"N": n}) >= got, (dim, n, got)
+
+
+def _check_sizes(model, ns):
+    res = analyze(model)
+    assert res.consistent is True, [c.explain() for c in res.conflicts]
+    (d,) = res.shape("y")
+    for n in ns:
+        _claim_holds(d, n, _runs(model, n))
+    return d
+
+
+def test_uint8_add_wraps_after_the_cast():
+    """Cast(N -> uint8) + 100 (uint8): 0 at N = 156, 44 at N = 200 (the Add wraps too; it
+    was EXACT N % 256 + 100)."""
+    m = _sized_by([helper.make_node("Cast", ["s"], ["u"], to=TensorProto.UINT8),
+                   helper.make_node("Add", ["u", "c"], ["a"]), helper.make_node("Cast", ["a"], ["b"], to=TensorProto.INT64)],
+                  [("c", np.array([100], np.uint8))])
+    d = _check_sizes(m, [3, 155, 156, 200, 300])
+    assert d.exactness is Exactness.EXACT
+    assert [d.evaluate({"N": n}) for n in (156, 200)] == [0, 44]
+
+
+def test_int32_multiply_wraps():
+    """Cast(N -> int32) * 2**30 + 8: 8 at N = 4 (it was EXACT 2**32 + 8)."""
+    m = _sized_by([helper.make_node("Cast", ["s"], ["i"], to=TensorProto.INT32),
+                   helper.make_node("Mul", ["i", "k"], ["p"]), helper.make_node("Add", ["p", "c"], ["q"]),
+                   helper.make_node("Cast", ["q"], ["b"], to=TensorProto.INT64)],
+                  [("k", np.array([2 ** 30], np.int32)), ("c", np.array([8], np.int32))])
+    d = _check_sizes(m, [0, 1, 4, 5, 8])
+    assert d.exactness is Exactness.EXACT and d.evaluate({"N": 4}) == 8
+
+
+def test_int64_multiply_wraps():
+    """2**62 * N + 3 in int64: 3 at N = 4 and at N = 8 (it was EXACT 2**62 * N + 3)."""
+    m = _sized_by([helper.make_node("Mul", ["s", "k"], ["p"]), helper.make_node("Add", ["p", "c"], ["b"])],
+                  [("k", np.array([2 ** 62], np.int64)), ("c", np.array([3], np.int64))])
+    d = _check_sizes(m, [0, 4, 8])
+    assert d.exactness is not Exactness.EXACT or [d.evaluate({"N": n}) for n in (0, 4, 8)] == [3, 3, 3]
+
+
+def test_float16_square_is_never_exact_one_way():
+    """Cast(N -> float16) squared: 10201 at N = 101 in onnxruntime (float32 inside), 10200 by
+    the spec and onnx's reference (rounded to float16): it was EXACT N**2."""
+    nodes = [helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT16), helper.make_node("Mul", ["f", "f"], ["q"]),
+             helper.make_node("Cast", ["q"], ["b"], to=TensorProto.INT64)]
+    for shape in (["N"], [101]):
+        m = _sized_by(nodes, x_shape=shape)
+        assert _runs(m, 101) == [10201, 10200]
+        d = _check_sizes(m, [3, 45, 101] if shape == ["N"] else [101])
+        assert d.exactness is not Exactness.EXACT
+
+
+def test_float32_product_past_two_to_the_24():
+    """Cast(N -> float) squared: 16785408 at N = 4097 on both runtimes (it was EXACT N**2,
+    16785409, under a forced N*N <= 2**24)."""
+    m = _sized_by([helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT), helper.make_node("Mul", ["f", "f"], ["q"]),
+                   helper.make_node("Cast", ["q"], ["b"], to=TensorProto.INT64)])
+    res = analyze(m)
+    (d,) = res.shape("y")
+    assert not res.specializations and d.exactness is not Exactness.EXACT
+    assert _runs(m, 4097) == [16785408, 16785408]
+    _claim_holds(d, 4097, [16785408])
+    m = _sized_by([helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT), helper.make_node("Mul", ["f", "f"], ["q"]),
+                   helper.make_node("Cast", ["q"], ["b"], to=TensorProto.INT64)], x_shape=[4097])
+    assert exprs(analyze(m), "y") == (16785408,)
+
+
+def test_float16_one_and_a_half_n():
+    """1.5 * N in float16 at N = 1501: onnxruntime 2251, the spec 2252 (it was folded to EXACT
+    2252); an exact float16 product (N = 1364: 2046) stays exact."""
+    nodes = [helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT16), helper.make_node("Mul", ["f", "c"], ["q"]),
+             helper.make_node("Cast", ["q"], ["b"], to=TensorProto.INT64)]
+    inits = [("c", np.array([1.5], np.float16))]
+    m = _sized_by(nodes, inits, x_shape=[1501])
+    assert _runs(m, 1501) == [2251, 2252]
+    d = _check_sizes(m, [1501])
+    assert d.exactness is Exactness.UPPER_BOUND
+    assert exprs(analyze(_sized_by(nodes, inits, x_shape=[1364])), "y") == (2046,)
+    _check_sizes(_sized_by(nodes, inits), [4, 1364, 1365, 1501])
+
+
+def test_cast_to_float_forces_nothing_on_the_inputs():
+    """A Cast to float of a product of dims forced ``48*N*N*W**4 <= 2**24`` on the inputs
+    (rule cast.float_exact; the model runs at N = 19, W = 31): representability limits what is
+    EXACT, never the inputs."""
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
+             helper.make_node("Cast", ["p"], ["f"], to=TensorProto.FLOAT), helper.make_node("Sqrt", ["f"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "N", "W", "W", "W", "W", 48])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    res = analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8))
+    assert res.consistent is True
+    assert not res.specializations and not res.specializations.premises
+    assert not [c for c in res.constraints if c.provenance.rule == "cast.float_exact"]
+
+
+@pytest.mark.parametrize("to,n", [(TensorProto.FLOAT16, 3000), (TensorProto.BFLOAT16, 3000), (TensorProto.FLOAT16, 2049)])
+def test_a_dim_beyond_the_float_mantissa_is_no_conflict(to, n):
+    """A dim pinned to 3000 cast to float16 / bfloat16 and back: it was a conflict (``N <=
+    2048`` against ``N == 3000``); 3000 is a float16, not a bfloat16 (3008), 2049 neither."""
+    # (the Reshape that pins N comes after the casts, which see N as a symbol)
+    m = _sized_by([helper.make_node("Cast", ["s"], ["f"], to=to), helper.make_node("Cast", ["f"], ["b"], to=TensorProto.INT64),
+                   helper.make_node("Reshape", ["x", "t"], ["r"])], [("t", np.array([n], np.int64))])
+    d = _check_sizes(m, [n])
+    assert d.exactness is not Exactness.EXACT or (to == TensorProto.FLOAT16 and n == 3000)

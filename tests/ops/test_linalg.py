@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from onnx import TensorProto
 
 from smtshape.dim import Exactness
-from smtshape.testing import exprs, infer_node, node_model, ts, unchecked
+from smtshape.testing import exprs, infer_node, node_model, run_onnxruntime, ts, unchecked
 
 from .test_shape import assert_refused, assert_runs_like_ort, check_backend, conflict_rules
 
@@ -170,7 +170,60 @@ def test_einsum_explicit_and_letter_constraint():
     assert exprs(res, "y0")[1:] == ("I", "K")
     rules = [c.provenance.rule for c in res.constraints]
     assert rules.count("einsum.letter") == 2
-    assert res.equal("x0", 2, "x1", 1) is True
+    # a letter's sizes broadcast across operands (onnxruntime and numpy run J = 1 against any J2)
+    assert res.equal("x0", 2, "x1", 1) is None
+    assert res.prove("J == J2 or J == 1 or J2 == 1").name == "PROVEN"
+
+
+def test_einsum_letter_broadcasts_a_size_1():
+    """The issue's case: 'bij,bjk->bik' with a[2, 3, 1] and b[2, L, 4] forced L == 1; onnxruntime,
+    numpy and onnx's reference evaluator broadcast the 1 (and sum over L)."""
+    res = infer_node("Einsum", [ts("float", [2, 3, 1]), ts("float", [2, "L", 4])], {"equation": "bij,bjk->bik"})
+    assert exprs(res, "y0") == (2, 3, 4) and not res.specializations and not res.conflicts
+    res = infer_node("Einsum", [ts("float", ["I", 1]), ts("float", ["I2", "J"])], {"equation": "ij,ij->ij"})
+    assert exprs(res, "y0") == ("bcast(I, I2)", "J") and not res.specializations
+    # a letter repeated in one operand (a diagonal) does not broadcast: every runtime refuses [1, 3]
+    assert_refused("Einsum", [ts(F, [1, 3])], {"equation": "ii->i"}, "einsum.letter", opset=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["bij,bjk->bik", "ij,jk->ik", "ij,ij->ij", "ij,kj->ik", "i,i->i", "i,i->", "ij,j->i"]),
+       st.lists(st.integers(0, 2), min_size=6, max_size=6), st.lists(st.booleans(), min_size=6, max_size=6))
+def test_einsum_letter_broadcast_matches_both_runtimes(eqn, sizes, ones):
+    """Sizes of a letter that differ by a 1 broadcast in onnxruntime and onnx's reference
+    evaluator: the symbolic result evaluates to both, on both sides of the edge (sizes 0, 1, 2:
+    onnxruntime 1.32 kills its process with a floating point exception on some zero-sized
+    operands, 'ij,kj->ik' with a[0, 0] and b[3, 0], with or without broadcasting: there only
+    the reference evaluator is run)."""
+    from onnx.reference import ReferenceEvaluator
+    lhs = eqn.split("->")[0].split(",")
+    letter, shapes = {}, []
+    for t in lhs:
+        dims = []
+        for ch in t:
+            letter.setdefault(ch, sizes[len(letter)])
+            dims.append(1 if ones[len(dims) + 3 * len(shapes)] else letter[ch])
+        shapes.append(dims)
+    arrays = [np.random.rand(*s).astype(np.float32) for s in shapes]
+    specs = [[f"e{i}_{j}" for j in range(len(s))] for i, s in enumerate(shapes)]
+    m = node_model("Einsum", [ts("float", s) for s in specs], {"equation": eqn}, opset=12)
+    feeds = {f"x{i}": a for i, a in enumerate(arrays)}
+    truth = []
+    runs = [lambda: run_onnxruntime(m, feeds), lambda: ReferenceEvaluator(m).run(None, feeds)]
+    if any(0 in s for s in shapes):
+        runs[0] = runs[1]   # (onnxruntime may kill the process on zero-sized operands: see above)
+    for run in runs:
+        try:
+            truth.append(tuple(run()[0].shape))
+        except Exception:
+            truth.append(None)      # sizes that do not broadcast
+    res = infer_node("Einsum", [ts("float", s) for s in specs], {"equation": eqn}, opset=12)
+    assert not res.specializations
+    assert truth[0] == truth[1]
+    if truth[0] is None:
+        return
+    assert res.evaluate(binding(specs, arrays))["y0"] == truth[0]
+    assert all(s.exactness is Exactness.EXACT for s in res.shape("y0"))
 
 
 def test_einsum_implicit_output_alphabetical():

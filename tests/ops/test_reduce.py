@@ -211,3 +211,50 @@ def test_reduce_prod_of_symbolic_shape_value():
 def test_onnx_backend_node_tests():
     """ONNX's backend node tests of these ops: no conflict, nothing unchecked, right dims."""
     check_backend(*("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin"), min_cases=100)
+
+
+# ---------------------------------------------------------------- float values (issue 19 item 2)
+def _pad_to_longer_side(shape, op="ReduceMax", dtype=TensorProto.FLOAT):
+    """The detection preprocessing of an SSD: Shape -> Cast(float) -> ReduceMax -> Cast(int64)
+    -> ConstantOfShape (the padded canvas)."""
+    from onnx import helper, numpy_helper
+    nodes = [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Slice", ["s", "st", "en"], ["hw"]),
+             helper.make_node("Cast", ["hw"], ["f"], to=dtype), helper.make_node(op, ["f"], ["m"], keepdims=1),
+             helper.make_node("Cast", ["m"], ["b"], to=TensorProto.INT64), helper.make_node("Concat", ["b", "b"], ["bb"], axis=0),
+             helper.make_node("ConstantOfShape", ["bb"], ["y"])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          initializer=[numpy_helper.from_array(np.array([1], np.int64), "st"),
+                                       numpy_helper.from_array(np.array([3], np.int64), "en")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean"])
+@pytest.mark.parametrize("dtype", [TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16])
+def test_float_reduction_of_known_values_keeps_them(op, dtype):
+    """A reduction over a float tensor whose elements are known keeps them (they were lost,
+    and with them the Pad and the backbone behind it)."""
+    from smtshape import analyze
+    m = _pad_to_longer_side([3, 300, 417], op, dtype)
+    res = analyze(m)
+    want = run_ort(m, {"x": np.zeros((3, 300, 417), np.float32)})[0].shape
+    assert exprs(res, "y") == want
+    assert all(d.exactness is Exactness.EXACT for d in res.shape("y"))
+
+
+@settings(max_examples=15, deadline=None)
+@given(h=st.integers(1, 600), w=st.integers(1, 600), op=st.sampled_from(["ReduceMax", "ReduceMin", "ReduceSum"]))
+def test_float_reduction_of_symbolic_dims_is_bounded(h, w, op):
+    """Over symbolic H, W the float value is not provably exact (H > 2**24 rounds): a bound
+    that holds, never a wrong EXACT."""
+    from smtshape import analyze
+    m = _pad_to_longer_side([3, "H", "W"], op)
+    res = analyze(m)
+    want = run_ort(m, {"x": np.zeros((3, h, w), np.float32)})[0].shape
+    for d, n in zip(res.shape("y"), want):
+        assert d.exactness is not Exactness.UNKNOWN
+        if d.exactness is Exactness.EXACT:
+            assert d.evaluate({"H": h, "W": w}) == n
+        else:
+            from smtshape import expr as E
+            assert E.evaluate(d.bound, {"H": h, "W": w}) >= n
