@@ -174,7 +174,8 @@ def nested_loops(n: int):
     """Loops nested n deep (trip count M, a graph input), each carrying a value."""
     body = _loop_body(n, "L", scan=False)
     node = helper.make_node("Loop", ["M", "", "x"], ["y", "ys"], name="loop", body=body)
-    return _model([node], [_vi("M", [], I64), _vi("x", [1, "D"])], [_out("y"), _out("ys")])
+    return _model([node], [_vi("M", [], I64), _vi("x", [1, "D"])],
+                  [_out("y"), helper.make_tensor_value_info("ys", I64, None)])     # (ys: Shape outputs)
 
 
 def nested_scans(n: int):

@@ -55,10 +55,7 @@ def upper_bound_over(store, e, keep):
     def most(vals):
         if not vals or any(v is None for v in vals):
             return None
-        out = vals[0]
-        for v in vals[1:]:
-            out = E.smax(out, v)
-        return out
+        return E.max_of(vals)
 
     def step(x, depth):
         if isinstance(x, sympy.Symbol):

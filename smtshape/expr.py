@@ -352,6 +352,19 @@ def smax(a, b) -> Expr:
     return _max(a, b)
 
 
+def max_of(items) -> Expr:
+    """The largest of some dims, for a bound: the numbers folded into one, each other term
+    once, the rest an unevaluated ``Max`` (sympy's own Max compares every pair of its
+    arguments, seconds on deep broadcast trees)."""
+    nums = [int(x) for x in items if isinstance(x, (int, Integer))]
+    terms = list(dict.fromkeys(x for x in items if not isinstance(x, (int, Integer))))
+    if nums:
+        terms.append(max(nums))
+    if len(terms) == 1:
+        return norm(terms[0])
+    return sympy.Max(*(to_sympy(t) for t in terms), evaluate=False)
+
+
 def bcast(a, b) -> Expr:
     if a == b or a == 1:
         return b

@@ -320,7 +320,9 @@ class Store:
         new._huge_syms = set()
         new._pending, new._pending_elims, new._models = [], [], []
         new._deferred, new._deferred_elims = [], []
-        new._interval_cache = {}
+        # (the parent's intervals hold in the fork, which only adds facts; a cold cache would
+        # re-read every alias chain at once, as deep as the graph)
+        new._interval_cache = dict(self._interval_cache)
         new._wit_state = None
         new._wit_rels = None
         new._uniform_memo = {}

@@ -371,3 +371,20 @@ def test_reserved_words_as_dim_names_round_trip(dim):
                                                        if not line.startswith(";"))))
     assert quoted and all(q.startswith("d.") for q in quoted)
     assert f"; |d.{dim}| is {dim!r}" in text
+
+
+def test_ifs_over_deep_broadcast_chains_are_checked():
+    """400 broadcasting Adds with an If every 10: every node checked (a fork's cold interval
+    cache re-read the whole alias chain at once, a RecursionError in the then-branch's Add:
+    an unchecked node, so 'not proven consistent'), and the Ifs' dims bounded."""
+    res = smtshape.analyze(A.ifs_with_broadcasts(400))
+    assert not res.unchecked_nodes and res.consistent is True
+    assert str(res.shape("if390")[0]) == "N"
+
+
+def test_adversarial_families_are_valid_models():
+    """Each generated family is a model smtshape finds no conflict in (nested_loops declared
+    its int64 scan output as float: a true conflict, not the store's cost)."""
+    for fam, (build, n) in A.FAMILIES.items():
+        m = build(min(n, 8))
+        assert smtshape.analyze(m).consistent is not False, fam

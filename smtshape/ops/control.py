@@ -354,10 +354,12 @@ def _if_join(ctx, i, sa, sb, known, forks, split, report, what="output"):
             if split is not None:
                 out.append(E.norm(sympy.Piecewise((E.to_sympy(xa), split[0]), (E.to_sympy(xb), True))))
                 continue
-        upper = None if ua is None or ub is None else E.smax(ctx.store.canon(ua), ctx.store.canon(ub))
+        upper = None if ua is None or ub is None else E.max_of([ctx.store.canon(ua), ctx.store.canon(ub)])
         d = ctx.data_symbol(f"if_out{i}_d{k}", upper,
                             f"axis {k} of {what} {i} is one of the branch sizes, chosen at run time")
-        if xa is not None and xb is not None:
+        if xa is not None and xb is not None and E.size(xa) + E.size(xb) <= E.MAX_OPS:
+            # (over deep terms, a broadcast chain, the tie would cost every consistency check
+            # a solver call for a fact no rule reads: the bound alone is kept)
             ctx.require(any_of(eq(d, xa), eq(d, xb)), "if.branches",
                         lambda xa=xa, xb=xb, k=k: f"axis {k} of {what} {i} is the then_branch's {show(xa)} or the "
                                              f"else_branch's {show(xb)}")
