@@ -13,7 +13,7 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 import smtshape
-from smtshape import adversarial as A
+from graders import adversarial as A
 from smtshape import expr as E
 from smtshape.constraints import Provenance, eq, ge, le
 from smtshape.dim import Exactness
