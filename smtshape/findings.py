@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import expr as E
-from .constraints import eq, ge, le
+from .constraints import _sides_of, eq, ge, le
 from .lazyz3 import z3
 from .printing import show
-from .store import Groups, _sides
+from .store import Groups
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
 PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact", "pool.float_exact"})
@@ -184,10 +184,10 @@ class _Solver:
         if want != self._rlimit:
             self.s.set("rlimit", want)
             self._rlimit = want
-        from .store import _WATCHDOG
+        from .store.solver import _WATCHDOG
         before = self._used()
         self.checks += 1
-        st.findings_checks += 1
+        st.budget.findings_checks += 1
         # (the resource limit is deterministic but does not count all of Z3's work: big
         # integer arithmetic over products of huge values escapes it; the store's
         # watchdog interrupts this context as a last resort)
@@ -398,7 +398,7 @@ def _uniform_free(store, cs, syms, us) -> set:
     out = set()
     for u in us:
         try:
-            if store._holds_at(rels, u):
+            if store.holds_at(rels, u):
                 out.add(u)
         except Exception:
             pass
@@ -493,7 +493,7 @@ class _GroupSearch:
         """Ask for a whole group at once?  Not over a product of two or more symbols
         (found out only when the solver is needed)."""
         if self._joint is None:
-            self._joint = not any(_has_product(x) for c in self.cs for x in _sides(c.relation))
+            self._joint = not any(_has_product(x) for c in self.cs for x in _sides_of(c.relation))
         return self._joint
 
     def solver(self):
