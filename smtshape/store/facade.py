@@ -55,12 +55,21 @@ class Store:
         self._backend = Backend(undecided, symbols, fast, intervals, self._witnesses, self._explain, budget,
                                 rlimit, watchdog_s, enabled=not is_fork, broken=broken)
         self._exported_solver = None
-        # the hottest questions go straight to their part (no call through the facade)
+        # the hottest reads go straight to their part (no call through the facade): its
+        # methods, and its tables (dicts a part never replaces)
         self.canon = fast.canon
         self.canon_rel = fast.canon_rel
         self.info = symbols.info
         self.interval = intervals.interval
         self.lower_bound = symbols.lower_bound
+        self.symbols: dict[str, SymbolInfo] = symbols.symbols
+        self.reserved: set[str] = symbols.reserved     # user names that generated names must avoid
+        self.subst: dict = fast.subst                   # eliminated atom -> its value (canon resolves it)
+        self.reasons: dict = fast.reasons               # eliminated atom -> ids of the constraints behind it
+        self.definitions: dict = fast.definitions       # alias symbol -> the expression it stands for
+        # changes with every elimination, unique across stores and forks: the fast path's,
+        # copied here after each call that eliminates (only ``_absorb`` and ``_restate`` do)
+        self.canon_epoch: int = fast.canon_epoch
 
     def fork(self) -> "Store":
         """A private copy for a subgraph that may not run: same facts, its own additions.
@@ -80,15 +89,6 @@ class Store:
         self._symbols.adopt_names(fork._symbols, self.declare)
 
     # ------------------------------------------------------------ symbols
-    @property
-    def symbols(self) -> dict[str, SymbolInfo]:
-        return self._symbols.symbols
-
-    @property
-    def reserved(self) -> set[str]:
-        """User names that generated names must avoid."""
-        return self._symbols.reserved
-
     def fresh_name(self, hint: str) -> str:
         return self._symbols.fresh_name(hint)
 
@@ -119,26 +119,6 @@ class Store:
         return s
 
     # ------------------------------------------------------------ the fast path
-    @property
-    def subst(self) -> dict:
-        """Eliminated atom -> its value (possibly stale: ``canon`` resolves it)."""
-        return self._fast.subst
-
-    @property
-    def reasons(self) -> dict:
-        """Eliminated atom -> ids of the constraints that justify its elimination."""
-        return self._fast.reasons
-
-    @property
-    def definitions(self) -> dict:
-        """Alias symbol -> the expression it stands for."""
-        return self._fast.definitions
-
-    @property
-    def canon_epoch(self) -> int:
-        """Changes with every elimination; unique across stores and forks."""
-        return self._fast.canon_epoch
-
     def why(self, e) -> frozenset:
         """Constraint ids behind the substitutions ``canon(e)`` uses."""
         return self._fast.why(e)
@@ -190,7 +170,9 @@ class Store:
             self._explain.record(f"{s.name} == {value}", reason,
                                  detail=f"{s.name} would be {value}, below its domain's bound {lo}")
             return True
-        for key in self._fast.eliminate(s, value, reason):
+        rekey = self._fast.eliminate(s, value, reason)
+        self.canon_epoch = self._fast.canon_epoch
+        for key in rekey:
             self._restate(key)
         self._backend.pending_elims.append(s)
         c.status = "absorbed"
@@ -205,6 +187,7 @@ class Store:
         got = self._fast.unkey(key)
         if got is None:
             return
+        self.canon_epoch = self._fast.canon_epoch
         value, reason = got
         ids = sorted(reason)
         prov = self.constraints[ids[0]].provenance if ids else Provenance("", "domain", "congruence", "")

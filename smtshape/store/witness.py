@@ -69,7 +69,7 @@ class Witnesses:
                                self._fast.canon(v)))
         out = [v for v in WITNESS_VALUES if self.holds_at(rels, v)]
         self._state = (self._fast.canon_epoch, n, out)
-        self._rels = (self._fast.canon_epoch, rels, {})     # (the index: _varied_truths)
+        self._rels = (self._fast.canon_epoch, rels, {})     # (the index: varied_truths)
         return out
 
     _VARY_MAX = 150     # relation evaluations one question may spend on varied points
