@@ -2,7 +2,7 @@
 topological order, call each node's rule, and collect diagnostics.
 
 It knows nothing of any particular op (that is ``ops/``) nor of solving
-(that is ``store.py``); ``api.analyze`` drives it and wraps the outcome in a
+(that is ``store/``); ``api.analyze`` drives it and wraps the outcome in a
 ``Result``.
 """
 from __future__ import annotations
