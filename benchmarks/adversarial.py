@@ -2,7 +2,7 @@
 
     python benchmarks/adversarial.py [--families a,b] [--timeout 120] [--out FILE.md]
 
-Each family of ``smtshape.adversarial`` is built at its sizes (``SIZES``; n, 2n, 4n,
+Each family of ``graders.adversarial`` is built at its sizes (``SIZES``; n, 2n, 4n,
 8n by default) and analyzed in a fresh subprocess, timed as process CPU time, imports
 excluded: ``analyze``, then everything ``smtshape infer`` and ``smtshape check`` print
 (the report with the table of every value, the findings: specializations, conflicts
@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 CHILD = r"""
 import json, sys, time
 import smtshape
-from smtshape import adversarial as A, report
+from graders import adversarial as A
+from smtshape import report
 fam, n = sys.argv[1], int(sys.argv[2])
 m = A.FAMILIES[fam][0](n)
 t0 = time.process_time()
@@ -44,7 +45,7 @@ print(json.dumps({"seconds": t, "nodes": len(m.graph.node), "consistent": c,
                   "exact": sum(d.exactness.name == "EXACT" for d in dims), "dims": len(dims)}))
 """
 
-# sizes per family (default: n, 2n, 4n, 8n from smtshape.adversarial.FAMILIES)
+# sizes per family (default: n, 2n, 4n, 8n from graders.adversarial.FAMILIES)
 SIZES = {
     "chained_broadcasts": (25, 50, 100, 200, 400, 800),
     "broadcast_pairs": (50, 100, 200, 400),
@@ -81,7 +82,7 @@ def worst_ratio(res) -> float | None:
 
 
 def main(argv=None) -> int:
-    from smtshape.adversarial import FAMILIES
+    from graders.adversarial import FAMILIES
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--families", default=",".join(FAMILIES))

@@ -84,7 +84,7 @@ every measurement runs in a fresh subprocess, one at a time:
    that a slow spell of a shared machine falls on every tool alike, not on one
    tool's whole run): every model is loaded with
    ``onnx.load`` and its ``graph.value_info`` stripped (as
-   ``smtshape.truth.strip_value_info``, which ``corpus_score.py`` uses), then
+   ``graders.truth.strip_value_info``, which ``corpus_score.py`` uses), then
    per model one warm-up and ``--repeat`` timed runs (each after an untimed
    ``gc.collect()``) from the in-memory ``ModelProto``, as ``corpus_score.py``
    runs them: smtshape ``analyze(proto, policy="skip")`` + ``shapes()``; onnx
@@ -369,7 +369,7 @@ def _med_ms(xs, fallback):
 
 # ================================================================ part 3: corpus (worker)
 def strip_value_info(model_proto):
-    """A copy without graph.value_info: the same as smtshape.truth.strip_value_info
+    """A copy without graph.value_info: the same as graders.truth.strip_value_info
     (used by corpus_score.py), repeated here so that the other tools' workers do
     not import smtshape."""
     import onnx

@@ -6,8 +6,8 @@ shape-inference tools, in three variants.
                                      [--json FILE]
 
 The suite is built from the installed onnx wheel and cached outside the
-repository (``smtshape.conformance``).  Each test runs in three variants
-(static / values / symbolic, see ``smtshape/conformance.py``), each tool on the
+repository (``graders.conformance``).  Each test runs in three variants
+(static / values / symbolic, see ``graders/conformance.py``), each tool on the
 same ModelProto:
 
   smtshape  smtshape.analyze(proto)
@@ -17,9 +17,9 @@ same ModelProto:
             run is graded on what it inferred)
   osi       onnx_shape_inference.infer_symbolic_shapes on onnx_ir.serde.deserialize_model(proto)
 
-Every tool's output shapes are graded with ``smtshape.truth.grade``: a numeric
+Every tool's output shapes are graded with ``graders.truth.grade``: a numeric
 dim is an exact claim; a dim_param is read as an expression over the input dim
-names (safely, ``smtshape.truth.tool_expr``) and is right when it evaluates to
+names (safely, ``graders.truth.tool_expr``) and is right when it evaluates to
 the size, wrong when it evaluates to another size, and unresolved when it
 cannot be evaluated (``unk__3``).  One tool's crash or timeout on one test is
 recorded and the run goes on.
@@ -46,9 +46,9 @@ sys.path.insert(0, str(HERE))
 
 import corpus_score as CS  # noqa: E402  (its tool runners, timer and version list)
 
-from smtshape import conformance as C  # noqa: E402
+from graders import conformance as C  # noqa: E402
 from smtshape.fileio import write_atomic  # noqa: E402
-from smtshape.truth import (_ir_input_dims, _proto_input_dims, input_dim_env_fn, ir_shape_fn,  # noqa: E402
+from graders.truth import (_ir_input_dims, _proto_input_dims, input_dim_env_fn, ir_shape_fn,  # noqa: E402
                             proto_shape_fn)
 
 ALL_TOOLS = ("smtshape", "onnx", "ort", "osi")
@@ -151,7 +151,7 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
           "dim or crash. Targets: 0 wrong in every variant; fully resolved >= 97.5% (values), >= 95% (symbolic), "
           ">= 93% (static).", "",
           f"Measured {now}: {ntests} tests of the installed onnx wheel "
-          "(`onnx.backend.test.case.node.collect_testcases()`, built and cached by `smtshape.conformance`), "
+          "(`onnx.backend.test.case.node.collect_testcases()`, built and cached by `graders.conformance`), "
           f"each in {len(variants)} variants, tools: {', '.join(tools)}; wall time {seconds:.0f} s with {jobs} "
           "process(es).", ""]
     for k, v in _tool_versions().items():
@@ -165,7 +165,7 @@ def report(outs, tools, variants, ntests, argv, seconds, jobs, seq_tests=()) -> 
           "- **symbolic**: like values, with every remaining graph-input dim replaced by a fresh `dim_param`; "
           "answers are evaluated at the test's input sizes.",
           "",
-          "Grading (`smtshape.truth.grade`, per output axis): **right** = an exact claim equal to the expected size, "
+          "Grading (`graders.truth.grade`, per output axis): **right** = an exact claim equal to the expected size, "
           "or an upper bound >= it (`bound` counts those); **wrong** = an exact claim that differs, a wrong rank, or "
           "an upper bound below the size; **unresolved** = anything else (unknown dim or rank, a `dim_param` that "
           "cannot be evaluated such as `unk__3`). Other tools' numeric dims are exact claims; their `dim_param`s are "

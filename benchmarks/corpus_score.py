@@ -18,8 +18,8 @@ same in-memory ``ModelProto``:
             (deserialization timed; default policy, warn_on_missing=False)
   onnx      onnx.shape_inference.infer_shapes(proto, data_prop=True)
 
-Grading: ``smtshape.truth`` (conventions of ANCHORS.md).  Other tools' dim_param
-strings are parsed safely (``smtshape.truth.tool_expr``); a name outside the
+Grading: ``graders.truth`` (conventions of ANCHORS.md).  Other tools' dim_param
+strings are parsed safely (``graders.truth.tool_expr``); a name outside the
 dynamic dims makes the axis unresolved.  Timing: median of N runs (default 3)
 after one warm-up, model loading excluded; the graded output is the last run's.
 """
@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO))
 import onnx  # noqa: E402
 
 from smtshape.fileio import write_atomic  # noqa: E402
-from smtshape.truth import Grade, grade_ir, grade_proto, grade_smtshape, load_truth, strip_value_info  # noqa: E402
+from graders.truth import Grade, grade_ir, grade_proto, grade_smtshape, load_truth, strip_value_info  # noqa: E402
 
 ALL_TOOLS = ("smtshape", "ort", "osi", "onnx")
 
@@ -158,7 +158,7 @@ def run_tool(tool, proto, truth, runs, warmup, timeout):
 
 
 def _empty_grade(truth) -> Grade:
-    from smtshape.truth import grade
+    from graders.truth import grade
     return grade(lambda name: None, truth)
 
 
@@ -294,7 +294,7 @@ def report(results, tools, runs, corpora) -> str:
     lines.append("Command: `python " + " ".join(["benchmarks/corpus_score.py"] + sys.argv[1:]) + "`")
     lines.append("")
     lines.append(f"Measured {now}: {len(results)} models from {', '.join(str(c) for c in corpora)}; "
-                 f"tools {', '.join(tools)}. Grading: smtshape.truth (ANCHORS.md conventions): a dim is correct "
+                 f"tools {', '.join(tools)}. Grading: graders.truth (ANCHORS.md conventions): a dim is correct "
                  "when the tool's int or expression over the dynamic dims equals the runtime size at every binding; "
                  "wrong when it differs at some binding (or the rank differs, or a bound is below the runtime size); "
                  "bound_ok when an upper bound holds at every binding; unresolved otherwise. value_info stripped.")

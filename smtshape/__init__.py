@@ -15,6 +15,6 @@ from .store import Verdict
 
 __all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "Specialization", "Conflict",
            "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402
 
 from . import ops  # noqa: E402,F401  (registers the built-in rules, eagerly)

@@ -181,7 +181,7 @@ def check_annotations(engine, policy: str):
                 ci = st.canon(inf)
                 rel = f"'{o.name}'[{k}] == {show(a)}"
                 if v is Verdict.REFUTED:
-                    inferred = _solved(engine, o.name, _inferred(st, t))
+                    inferred = _solved(t, st, _inferred(st, t))
                     facts_of[rel] = (o.name, k, show(a), show(ci) if isinstance(ci, int) else inferred)
                     problems.append((rel, f"'{o.name}' is declared {_declared(dims)} but inferred {inferred}: "
                                     f"axis {k} is declared {show(a)}, inference proves {show(ci)}",
@@ -230,11 +230,14 @@ def _inferred(st, t) -> str:
     return "?" if t is None or t.shape is None else "[" + ", ".join(show(st.canon(d)) for d in t.shape) + "]"
 
 
-def _solved(engine, name, fallback: str) -> str:
-    """The solved shape of value ``name`` as text (``[batch, seq, 64]``), for messages."""
+def _solved(t, st, fallback: str) -> str:
+    """The solved shape of TensorInfo ``t`` as text (``[batch, seq, 64]``), for messages
+    (``solve.DimSolver``, as ``Result`` solves it)."""
     try:
-        from .result import Result
-        shape = Result(engine, engine.store, engine.policy, []).shape(name)
-        return fallback if shape is None else "[" + ", ".join(str(d) for d in shape) + "]"
+        from .solve import DimSolver
+        if t.shape is None:
+            return fallback
+        dim_of = DimSolver(st).dim_of
+        return "[" + ", ".join(str(dim_of(d)) for d in t.shape) + "]"
     except Exception:
         return fallback

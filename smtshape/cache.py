@@ -26,7 +26,7 @@ the rule, run again, would skip because an earlier copy of it now holds (Reshape
 ``batch > 0``): the store records the restated one as a duplicate.)
 
 Why a hit is sound: the rule's outputs are a function of the key and of store
-facts, and store facts are never retracted (store.py), so what was derived from
+facts, and store facts are never retracted (store/), so what was derived from
 canonically identical inputs holds again.  A result is *not* stored when the
 rule depended on anything else (``Context.cacheable`` false):
 

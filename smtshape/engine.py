@@ -2,7 +2,7 @@
 topological order, call each node's rule, and collect diagnostics.
 
 It knows nothing of any particular op (that is ``ops/``) nor of solving
-(that is ``store.py``); ``api.analyze`` drives it and wraps the outcome in a
+(that is ``store/``); ``api.analyze`` drives it and wraps the outcome in a
 ``Result``.
 """
 from __future__ import annotations
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from . import irtypes as ir
@@ -22,6 +21,7 @@ from .reader import Model, OtherType, node_proto, proto_module, read_model
 from .errors import BadInput, Cannot, Invalid, RuleError
 from .store import Store
 from .cache import RuleCache
+from .diagnostic import Diagnostic
 
 
 class Unchecked(NamedTuple):
@@ -37,21 +37,6 @@ class Unchecked(NamedTuple):
 
     def __str__(self) -> str:
         return f"'{self.node}' ({self.op_type}): {self.message or self.reason.value}"
-
-
-@dataclass
-class Diagnostic:
-    kind: str            # conflict | specialization | annotation | assumption | no_rule | rule_error | warning | undecided
-    message: str
-    node: str = ""
-    op_type: str = ""
-    severity: str = "info"   # info | warning | error
-
-    def __str__(self) -> str:
-        where = ""
-        if self.node:
-            where = f"{self.op_type} node '{self.node}': " if self.op_type else f"node '{self.node}': "
-        return f"[{self.severity}] {self.kind}: {where}{self.message}"
 
 
 def load_model(model):

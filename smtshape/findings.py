@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import expr as E
-from .constraints import eq, ge, le
+from .constraints import _sides_of, eq, ge, le
 from .lazyz3 import z3
 from .printing import show
-from .store import Groups, _sides
+from .store import Groups, OutOfBudget
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
 PREMISE_RULES = frozenset({"resize.float_exact", "resize.float_range", "cast.float_exact", "pool.float_exact"})
@@ -141,86 +141,6 @@ class Specializations(list):
 
 
 # ================================================================ the search
-
-class OutOfBudget(Exception):
-    """The shared budget of optional solver work is spent, or the solver could not
-    decide a question of the search: what is left of it is not searched."""
-
-
-class _Solver:
-    """One incremental solver over one group of exported constraints (premises left out),
-    in a Z3 context of its own; every check is paid from the store's budget of optional
-    work (``Store.optional_budget``, shared with the walk's optional questions), so the
-    findings cost at most what that budget allows, deterministically."""
-
-    def __init__(self, store, constraints):
-        from .z3bridge import Untranslatable, Z3Terms
-        self.store = store
-        self.ctx = z3.Context()
-        self.terms = Z3Terms(self.ctx)
-        self.s = z3.Solver(ctx=self.ctx)
-        self.ok = True
-        syms: set = set()
-        for c in constraints:
-            try:
-                self.s.add(self.terms.relation(c.relation))
-            except Untranslatable:
-                continue          # fewer constraints: every bound found is still implied
-            syms |= c.relation.symbols()
-        self.syms = syms
-        for x in syms:
-            lo = store.lower_bound(x)
-            if lo is not None:
-                self.s.add(self.terms.var(x.name) >= lo)
-        self.checks = 0
-        self.seen: dict = {}       # symbol -> values it took in the models found (divisibility)
-        self._rlimit = None
-
-    def check(self, *fs):
-        st = self.store
-        if st.optional_budget <= 0:
-            raise OutOfBudget()
-        want = min(st.rlimit, max(1, st.optional_budget))
-        if want != self._rlimit:
-            self.s.set("rlimit", want)
-            self._rlimit = want
-        from .store import _WATCHDOG
-        before = self._used()
-        self.checks += 1
-        st.findings_checks += 1
-        # (the resource limit is deterministic but does not count all of Z3's work: big
-        # integer arithmetic over products of huge values escapes it; the store's
-        # watchdog interrupts this context as a last resort)
-        token = _WATCHDOG.arm(st.watchdog_s, self.ctx.interrupt)
-        try:
-            r = self.s.check(*fs)
-        except z3.Z3Exception:
-            r = z3.unknown
-        finally:
-            _WATCHDOG.disarm(token)
-        st.optional_budget -= max(1, self._used() - before)
-        if r == z3.unknown:
-            raise OutOfBudget()     # (undecided: a search that cannot go on is not searched)
-        return r
-
-    def _used(self) -> int:
-        try:
-            return int(self.s.statistics().get_key_value("rlimit count"))
-        except Exception:
-            return 0
-
-    def value(self, v):
-        m = self.s.model()
-        x = m.eval(v, model_completion=True)
-        return x.as_long() if z3.is_int_value(x) else None
-
-    def note(self, sym, v):
-        """Remember the value ``sym`` (Z3 term ``v``) takes in the last model."""
-        x = self.value(v)
-        if x is not None:
-            self.seen.setdefault(sym, set()).add(x)
-        return x
-
 
 def _upper(sv, sym, v, start, extra=(), known_hi=None):
     """The largest value ``v`` can take (int), None when unbounded or undecided (under
@@ -398,7 +318,7 @@ def _uniform_free(store, cs, syms, us) -> set:
     out = set()
     for u in us:
         try:
-            if store._holds_at(rels, u):
+            if store.holds_at(rels, u):
                 out.add(u)
         except Exception:
             pass
@@ -493,12 +413,12 @@ class _GroupSearch:
         """Ask for a whole group at once?  Not over a product of two or more symbols
         (found out only when the solver is needed)."""
         if self._joint is None:
-            self._joint = not any(_has_product(x) for c in self.cs for x in _sides(c.relation))
+            self._joint = not any(_has_product(x) for c in self.cs for x in _sides_of(c.relation))
         return self._joint
 
     def solver(self):
         if self.sv is None:
-            self.sv = _Solver(self.store, self.cs)
+            self.sv = self.store.group_solver(self.cs)
             if self.sv.check() != z3.sat:
                 self.unsat = True
         return self.sv
@@ -652,27 +572,29 @@ def _premises(store, premises) -> list:
 def _assumptions_alone_imply(store, rel) -> bool:
     """Is ``rel`` already implied by the user's own assumptions and the model's input
     declarations (then it is no finding)?"""
-    from .z3bridge import Untranslatable, Z3Terms
-    terms = Z3Terms()
-    s = z3.Solver()
-    s.set("rlimit", store.rlimit)
+    from .store import Solver
+    from .z3bridge import Untranslatable
+    given = [c for c in store.constraints if c.kind in _GIVEN and c.status != "conflict"]
+    if not given:
+        return False
+    sv = Solver(store.rlimit, store.watchdog_s, pooled=True)
+    terms = sv.terms
     syms = set(rel.symbols())
     any_assumption = False
-    for c in store.constraints:
-        if c.kind in _GIVEN and c.status != "conflict":
-            try:
-                s.add(terms.relation(c.relation))
-            except Untranslatable:
-                continue
-            any_assumption = True
-            syms |= c.relation.symbols()
+    for c in given:
+        try:
+            sv.add(terms.relation(c.relation))
+        except Untranslatable:
+            continue
+        any_assumption = True
+        syms |= c.relation.symbols()
     if not any_assumption:
         return False
     for x in syms:
         lo = store.lower_bound(x)
-        s.add(terms.var(x.name) >= (0 if lo is None else lo))
+        sv.add(terms.var(x.name) >= (0 if lo is None else lo))
     try:
-        return s.check(z3.Not(terms.relation(rel))) == z3.unsat
+        return sv.check(z3.Not(terms.relation(rel))) == z3.unsat
     except Untranslatable:
         return False
 
@@ -844,7 +766,7 @@ def _fix_assumption(result, assumptions, model) -> str:
     syms = set()
     for c in assumptions:
         syms |= {x for x in c.relation.symbols() if store.info(x) is not None and store.info(x).kind == "input"}
-    sv = _Solver(store, model)
+    sv = store.group_solver(model)
     try:
         if sv.check() != z3.sat:
             return "remove the assumption " + " / ".join(repr(c.provenance.message) for c in assumptions)
@@ -872,15 +794,15 @@ def _fix_assumption(result, assumptions, model) -> str:
             parts.append(f"{s.name} <= {hi}")
     gone = " / ".join(repr(c.provenance.message) for c in assumptions)
     from .parse import parse_relation
-    from .z3bridge import Untranslatable, Z3Terms
+    from .store import Solver
+    from .z3bridge import Untranslatable
     keep = []
     for p in parts:
-        terms = Z3Terms()
-        chk = z3.Solver()
+        chk = Solver(store.rlimit, store.watchdog_s, pooled=True)
         try:
             for c in assumptions:
-                chk.add(terms.relation(c.relation))
-            chk.add(terms.relation(parse_relation(p)))
+                chk.add(chk.terms.relation(c.relation))
+            chk.add(chk.terms.relation(parse_relation(p)))
         except (Untranslatable, Exception):
             keep = parts
             break

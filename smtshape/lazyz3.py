@@ -1,7 +1,7 @@
 """``z3``, imported on first use.
 
 Most analyses never ask Z3 anything (intervals, bounds read off facts and witness
-points settle their questions, see store.py), so a cold ``smtshape check`` need
+points settle their questions, see store/), so a cold ``smtshape check`` need
 not pay for importing it (about 20 ms).  Modules that use Z3 write
 ``from .lazyz3 import z3`` and use ``z3.<name>`` as usual; the first attribute
 read imports the real module."""

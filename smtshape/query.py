@@ -269,11 +269,7 @@ def query(result, claim) -> QueryAnswer:
 
 
 def _solver_of(result):
-    from .findings import _Solver
-    sv = getattr(result, "_query_solver", None)
-    if sv is None:
-        sv = result._query_solver = _Solver(result.store, result.store.exported())
-    return sv
+    return result.store.exported_solver()
 
 
 def _witness(result, sv) -> dict:
@@ -350,29 +346,4 @@ def _holds(rel, env, st):
 
 def _violated(st, cs, env) -> list:
     """A minimal set of constraints that the binding makes unsatisfiable."""
-    import z3
-    from .z3bridge import Untranslatable, Z3Terms
-    ctx = z3.Context()
-    terms = Z3Terms(ctx)
-    s = z3.Solver(ctx=ctx)
-    s.set("rlimit", st.rlimit * 5)
-    s.set("core.minimize", True)
-    lits = {}
-    syms = set()
-    for c in cs:
-        try:
-            f = terms.relation(c.relation)
-        except Untranslatable:
-            continue
-        lits[f"c{c.id}"] = c
-        s.assert_and_track(f, z3.Bool(f"c{c.id}", ctx))
-        syms |= c.relation.symbols()
-    for x in syms:
-        lo = st.lower_bound(x)
-        if lo is not None:
-            s.add(terms.var(x.name) >= lo)
-    for k, v in env.items():
-        s.add(terms.var(k) == v)
-    if s.check() != z3.unsat:
-        return []
-    return sorted((lits[str(x)] for x in s.unsat_core() if str(x) in lits), key=lambda c: c.id)
+    return st.explain_unsat(cs, fixed=env)

@@ -1,5 +1,9 @@
 """Translate dim expressions and relations to Z3 terms and to SMT-LIB2 text.
 
+The meaning of every term is written once, in ``Translation``, over a few
+primitives; ``Z3Terms`` builds Z3 terms with them and ``SmtLib`` SMT-LIB2 text,
+so the solver and the export can never disagree.
+
 Partial functions keep their meaning *where they occur*: nothing is hoisted
 into a side condition of the whole formula.
 
@@ -47,15 +51,115 @@ def domain_bound(sym, kind: str | None, inputs_positive: bool) -> int | None:
 
 _REL = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<=": lambda a, b: a <= b,
         "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b}
+_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
 
 
-class Z3Terms:
-    """Expressions / relations -> Z3, in one Z3 context, with a term cache."""
+class Translation:
+    """The meaning of every dim term and relation, written once (the module doc), over a
+    few primitives a subclass supplies: ``num``, ``var``, ``add`` / ``mul`` (a list),
+    ``times`` / ``sub`` / ``div`` (two terms; ``div`` is SMT-LIB's ``div``: floor for a
+    positive divisor), ``neg``, ``ite``, ``rel(op, a, b)`` (``b`` may be a small
+    non-negative Python int: Z3 then keeps the constant on the right), ``conj`` / ``disj`` (a list),
+    ``negation`` and ``boolean``.  ``Z3Terms`` builds Z3 terms with them, ``SmtLib``
+    SMT-LIB2 text, so the two always mean the same.  Terms are cached per expression."""
+
+    def __init__(self):
+        self._cache: dict = {}
+
+    # -- expressions
+    def term(self, e):
+        if isinstance(e, int):
+            return self.num(e)
+        hit = self._cache.get(e)
+        if hit is None:
+            hit = self._cache[e] = self._term(e)
+        return hit
+
+    def _floordiv(self, a, b, positive: bool):
+        if positive:
+            return self.div(a, b)
+        return self.ite(self.rel(">=", b, 0), self.div(a, b), self.div(self.neg(a), self.neg(b)))
+
+    def _term(self, e):
+        if isinstance(e, sympy.Integer):
+            return self.num(int(e))
+        if isinstance(e, sympy.Symbol):
+            return self.var(e.name)
+        if isinstance(e, sympy.Add):
+            return self.add([self.term(a) for a in e.args])
+        if isinstance(e, sympy.Mul):
+            return self.mul([self.term(a) for a in e.args])
+        if isinstance(e, sympy.Pow):
+            if e.exp.is_Integer and 0 < int(e.exp) <= 16:
+                b = self.term(e.base)
+                return self.mul([b] * int(e.exp))
+            raise Untranslatable(str(e))
+        if isinstance(e, (E.FloorDiv, E.Mod, E.CeilDiv)):
+            x, y = e.args
+            a, b = self.term(x), self.term(y)
+            pos = bool(y.is_Integer) and int(y) > 0
+            if isinstance(e, E.FloorDiv):
+                return self._floordiv(a, b, pos)
+            if isinstance(e, E.Mod):
+                return self.sub(a, self.times(b, self._floordiv(a, b, pos)))
+            return self.neg(self._floordiv(self.neg(a), b, pos))
+        if isinstance(e, E.Bcast):
+            a = self.term(e.args[0])
+            b = self.term(e.args[1])
+            return self.ite(self.rel("==", b, 1), a, b)
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            args = [self.term(a) for a in e.args]
+            out = args[0]
+            op = "<" if isinstance(e, sympy.Min) else ">"
+            for x in args[1:]:
+                out = self.ite(self.rel(op, x, out), x, out)
+            return out
+        if isinstance(e, sympy.Piecewise):
+            out = None
+            for val, cond in reversed(e.args):
+                v = self.term(val)
+                out = v if out is None else self.ite(self.cond(cond), v, out)
+            return out
+        raise Untranslatable(str(e))
+
+    def cond(self, c):
+        if c is sympy.true or c == True:  # noqa: E712
+            return self.boolean(True)
+        if c is sympy.false or c == False:  # noqa: E712
+            return self.boolean(False)
+        for k, op in _SYMPY_REL.items():
+            if isinstance(c, k):
+                return self.rel(op, self.term(c.lhs), self.term(c.rhs))
+        if isinstance(c, sympy.And):
+            return self.conj([self.cond(a) for a in c.args])
+        if isinstance(c, sympy.Or):
+            return self.disj([self.cond(a) for a in c.args])
+        if isinstance(c, sympy.Not):
+            return self.negation(self.cond(c.args[0]))
+        if isinstance(c, sympy.ITE):
+            return self.ite(self.cond(c.args[0]), self.cond(c.args[1]), self.cond(c.args[2]))
+        raise Untranslatable(str(c))
+
+    # -- relations
+    def relation(self, r):
+        if isinstance(r, Rel):
+            return self.rel(r.op, self.term(r.lhs), self.term(r.rhs))
+        if isinstance(r, Or):
+            return self.disj([self.relation(a) for a in r.args])
+        if isinstance(r, And):
+            return self.conj([self.relation(a) for a in r.args])
+        if isinstance(r, Not):
+            return self.negation(self.relation(r.arg))
+        raise Untranslatable(repr(r))
+
+
+class Z3Terms(Translation):
+    """Expressions / relations -> Z3 terms, in one Z3 context (``Translation``)."""
 
     def __init__(self, ctx: z3.Context | None = None):
+        super().__init__()
         self.ctx = ctx
         self.vars: dict[str, z3.ArithRef] = {}
-        self._cache: dict = {}
 
     def var(self, name: str) -> z3.ArithRef:
         v = self.vars.get(name)
@@ -63,98 +167,44 @@ class Z3Terms:
             v = self.vars[name] = z3.Int(name, self.ctx)
         return v
 
-    def true(self):
-        return z3.BoolVal(True, self.ctx)
+    def num(self, v):
+        return z3.IntVal(v, self.ctx)
 
-    # -- expressions
-    def term(self, e):
-        if isinstance(e, int):
-            return z3.IntVal(e, self.ctx)
-        hit = self._cache.get(e)
-        if hit is None:
-            hit = self._cache[e] = self._term(e)
-        return hit
+    def boolean(self, v):
+        return z3.BoolVal(v, self.ctx)
 
-    def _floordiv(self, a, b, bconst):
-        if bconst is not None and bconst > 0:
-            return a / b
-        return z3.If(b >= 0, a / b, (-a) / (-b))
+    def add(self, xs):
+        return z3.Sum(xs)
 
-    def _term(self, e):
-        if isinstance(e, sympy.Integer):
-            return z3.IntVal(int(e), self.ctx)
-        if isinstance(e, sympy.Symbol):
-            return self.var(e.name)
-        if isinstance(e, sympy.Add):
-            return z3.Sum([self.term(a) for a in e.args])
-        if isinstance(e, sympy.Mul):
-            return z3.Product([self.term(a) for a in e.args])
-        if isinstance(e, sympy.Pow):
-            if e.exp.is_Integer and 0 < int(e.exp) <= 16:
-                b = self.term(e.base)
-                return z3.Product([b] * int(e.exp))
-            raise Untranslatable(str(e))
-        if isinstance(e, (E.FloorDiv, E.Mod, E.CeilDiv)):
-            x, y = e.args
-            a, b = self.term(x), self.term(y)
-            bc = int(y) if y.is_Integer else None
-            if isinstance(e, E.FloorDiv):
-                return self._floordiv(a, b, bc)
-            if isinstance(e, E.Mod):
-                return a - b * self._floordiv(a, b, bc)
-            return -self._floordiv(-a, b, bc)
-        if isinstance(e, E.Bcast):
-            a = self.term(e.args[0])
-            b = self.term(e.args[1])
-            return z3.If(b == 1, a, b)
-        if isinstance(e, (sympy.Min, sympy.Max)):
-            args = [self.term(a) for a in e.args]
-            out = args[0]
-            for x in args[1:]:
-                out = z3.If(x < out, x, out) if isinstance(e, sympy.Min) else z3.If(x > out, x, out)
-            return out
-        if isinstance(e, sympy.Piecewise):
-            out = None
-            for val, cond in reversed(e.args):
-                v = self.term(val)
-                out = v if out is None else z3.If(self.cond(cond), v, out)
-            return out
-        raise Untranslatable(str(e))
+    def mul(self, xs):
+        return z3.Product(xs)
 
-    def cond(self, c):
-        if c is sympy.true or c == True:  # noqa: E712
-            return z3.BoolVal(True, self.ctx)
-        if c is sympy.false or c == False:  # noqa: E712
-            return z3.BoolVal(False, self.ctx)
-        for k, op in _SYMPY_REL.items():
-            if isinstance(c, k):
-                return _REL[op](self.term(c.lhs), self.term(c.rhs))
-        if isinstance(c, sympy.And):
-            return z3.And([self.cond(a) for a in c.args])
-        if isinstance(c, sympy.Or):
-            return z3.Or([self.cond(a) for a in c.args])
-        if isinstance(c, sympy.Not):
-            return z3.Not(self.cond(c.args[0]))
-        if isinstance(c, sympy.ITE):
-            return z3.If(self.cond(c.args[0]), self.cond(c.args[1]), self.cond(c.args[2]))
-        raise Untranslatable(str(c))
+    def times(self, a, b):
+        return a * b
 
-    # -- relations
-    def relation(self, r):
-        if isinstance(r, Rel):
-            return _REL[r.op](self.term(r.lhs), self.term(r.rhs))
-        if isinstance(r, Or):
-            return z3.Or([self.relation(a) for a in r.args])
-        if isinstance(r, And):
-            return z3.And([self.relation(a) for a in r.args])
-        if isinstance(r, Not):
-            return z3.Not(self.relation(r.arg))
-        raise Untranslatable(repr(r))
+    def sub(self, a, b):
+        return a - b
 
-    formula = relation
+    def div(self, a, b):
+        return a / b
 
+    def neg(self, a):
+        return -a
 
-_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
+    def ite(self, c, a, b):
+        return z3.If(c, a, b)
+
+    def rel(self, op, a, b):
+        return _REL[op](a, b)
+
+    def conj(self, xs):
+        return z3.And(xs)
+
+    def disj(self, xs):
+        return z3.Or(xs)
+
+    def negation(self, x):
+        return z3.Not(x)
 
 
 # ---------------------------------------------------------------- SMT-LIB2 text
@@ -172,10 +222,12 @@ def one_line(text: str) -> str:
     return "".join(" " if (ord(c) < 32 or c in "\u2028\u2029\x7f\x85") else c for c in str(text))
 
 
-class SmtLib:
-    """Print expressions / relations as SMT-LIB2 with the same semantics as Z3Terms."""
+class SmtLib(Translation):
+    """Expressions / relations -> SMT-LIB2 text (``Translation``: the same meaning as
+    ``Z3Terms``); every symbol in smtshape's namespace (``smt_name``), made unique."""
 
     def __init__(self):
+        super().__init__()
         self.names: dict[str, str] = {}
         self._used: set = set()
 
@@ -191,82 +243,45 @@ class SmtLib:
             self.names[n] = q
         return q
 
-    def term(self, e) -> str:
-        if isinstance(e, (int, sympy.Integer)):
-            v = int(e)
-            return str(v) if v >= 0 else f"(- {-v})"
-        if isinstance(e, sympy.Symbol):
-            return self.name(e.name)
-        if isinstance(e, sympy.Add):
-            return "(+ " + " ".join(self.term(a) for a in e.args) + ")"
-        if isinstance(e, sympy.Mul):
-            return "(* " + " ".join(self.term(a) for a in e.args) + ")"
-        if isinstance(e, sympy.Pow):
-            if e.exp.is_Integer and 0 < int(e.exp) <= 16:
-                b = self.term(e.base)
-                return b if int(e.exp) == 1 else "(* " + " ".join([b] * int(e.exp)) + ")"
-            raise Untranslatable(str(e))
-        if isinstance(e, (E.FloorDiv, E.Mod, E.CeilDiv)):
-            x, y = e.args
-            a, b = self.term(x), self.term(y)
-            pos = y.is_Integer and int(y) > 0
+    var = name
 
-            def fdiv(a, b):
-                return f"(div {a} {b})" if pos else f"(ite (>= {b} 0) (div {a} {b}) (div (- {a}) (- {b})))"
-            if isinstance(e, E.FloorDiv):
-                return fdiv(a, b)
-            if isinstance(e, E.Mod):
-                return f"(- {a} (* {b} {fdiv(a, b)}))"
-            return f"(- {fdiv(f'(- {a})', b)})"
-        if isinstance(e, E.Bcast):
-            a, b = self.term(e.args[0]), self.term(e.args[1])
-            return f"(ite (= {b} 1) {a} {b})"
-        if isinstance(e, (sympy.Min, sympy.Max)):
-            args = [self.term(a) for a in e.args]
-            out = args[0]
-            op = "<" if isinstance(e, sympy.Min) else ">"
-            for x in args[1:]:
-                out = f"(ite ({op} {x} {out}) {x} {out})"
-            return out
-        if isinstance(e, sympy.Piecewise):
-            out = None
-            for val, cond in reversed(e.args):
-                v = self.term(val)
-                out = v if out is None else f"(ite {self.cond(cond)} {v} {out})"
-            return out
-        raise Untranslatable(str(e))
+    def num(self, v) -> str:
+        return str(v) if v >= 0 else f"(- {-v})"
 
-    def cond(self, c) -> str:
-        if c is sympy.true or c == True:  # noqa: E712
-            return "true"
-        if c is sympy.false or c == False:  # noqa: E712
-            return "false"
-        for k, op in _SYMPY_REL.items():
-            if isinstance(c, k):
-                return self._rel(op, self.term(c.lhs), self.term(c.rhs))
-        if isinstance(c, sympy.And):
-            return "(and " + " ".join(self.cond(a) for a in c.args) + ")"
-        if isinstance(c, sympy.Or):
-            return "(or " + " ".join(self.cond(a) for a in c.args) + ")"
-        if isinstance(c, sympy.Not):
-            return f"(not {self.cond(c.args[0])})"
-        if isinstance(c, sympy.ITE):
-            return f"(ite {self.cond(c.args[0])} {self.cond(c.args[1])} {self.cond(c.args[2])})"
-        raise Untranslatable(str(c))
+    def boolean(self, v) -> str:
+        return "true" if v else "false"
 
-    @staticmethod
-    def _rel(op, a, b) -> str:
+    def add(self, xs) -> str:
+        return "(+ " + " ".join(xs) + ")"
+
+    def mul(self, xs) -> str:
+        return xs[0] if len(xs) == 1 else "(* " + " ".join(xs) + ")"
+
+    def times(self, a, b) -> str:
+        return f"(* {a} {b})"
+
+    def sub(self, a, b) -> str:
+        return f"(- {a} {b})"
+
+    def div(self, a, b) -> str:
+        return f"(div {a} {b})"
+
+    def neg(self, a) -> str:
+        return f"(- {a})"
+
+    def ite(self, c, a, b) -> str:
+        return f"(ite {c} {a} {b})"
+
+    def rel(self, op, a, b) -> str:
         if op == "!=":
             return f"(not (= {a} {b}))"
         return f"({'=' if op == '==' else op} {a} {b})"
 
-    def relation(self, r) -> str:
-        if isinstance(r, Rel):
-            return self._rel(r.op, self.term(r.lhs), self.term(r.rhs))
-        if isinstance(r, Or):
-            return "(or " + " ".join(self.relation(a) for a in r.args) + ")"
-        if isinstance(r, And):
-            return "(and " + " ".join(self.relation(a) for a in r.args) + ")"
-        if isinstance(r, Not):
-            return f"(not {self.relation(r.arg)})"
-        raise Untranslatable(repr(r))
+    def conj(self, xs) -> str:
+        return "(and " + " ".join(xs) + ")"
+
+    def disj(self, xs) -> str:
+        return "(or " + " ".join(xs) + ")"
+
+    def negation(self, x) -> str:
+        return f"(not {x})"

@@ -56,7 +56,7 @@ _CORPUS = sorted(glob.glob(os.path.join(SHARED, "corpus", "*.onnx")))
                                   "bert_legacy"])
 def test_corpus_models_give_the_same_result_with_and_without_the_cache(name, monkeypatch):
     import onnx
-    from smtshape.truth import strip_value_info
+    from graders.truth import strip_value_info
     path = os.path.join(SHARED, "corpus", f"{name}.onnx")
     if not os.path.exists(path):
         pytest.fail(f"{path} is missing from the corpus")

@@ -1,5 +1,5 @@
 """ONNX's backend node test suite (built from the installed onnx wheel; see
-smtshape/conformance.py): smtshape must make no wrong claim, must not crash and
+graders/conformance.py): smtshape must make no wrong claim, must not crash and
 must not report a conflict, in every variant, on every test.  The whole suite runs (about 1,880 tests x 3
 variants, under a minute on one core); nothing is sampled.
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from smtshape import conformance as C
+from graders import conformance as C
 
 _OUTCOMES: dict = {}
 

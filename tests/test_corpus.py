@@ -2,7 +2,7 @@
 
 For every model in ``../shared/corpus`` and ``../shared/vnncomp`` (next to the
 repository): strip value_info, analyze with ``policy="skip"``, grade with
-``smtshape.truth``.  Every model must analyze without raising and without a
+``graders.truth``.  Every model must analyze without raising and without a
 single wrong dim; the share of correct dims must stay above a floor.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 
 import smtshape  # noqa: E402
-from smtshape.truth import grade, grade_smtshape, load_truth, strip_value_info  # noqa: E402
+from graders.truth import grade, grade_smtshape, load_truth, strip_value_info  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SETS = ("corpus", "vnncomp")
@@ -99,7 +99,7 @@ def _truth(shapes, bindings, dd=()):
 
 
 def test_grade_conventions():
-    from smtshape.truth import dim_entry_from_text
+    from graders.truth import dim_entry_from_text
     b = [{"n": 2}, {"n": 5}]
     truth = _truth([{"x": [2, 3], "y": [4], "s": [], "z": [2, 3], "d": [1], "u": [2], "w": [2]},
                     {"x": [5, 3], "y": [10], "s": [], "z": [5, 3], "d": [4], "u": [3], "w": [7]}], b, dd=["d"])
@@ -129,7 +129,7 @@ def test_grade_rank_and_unknown():
 
 
 def test_tool_expr_is_safe_and_exact():
-    from smtshape.truth import tool_expr
+    from graders.truth import tool_expr
     env = {"height": 33, "width": 8, "seq": 200, "batch": 3}
     cases = {
         "floor(height/2 - 1/2) + 1": 17,

@@ -5,7 +5,7 @@ The deployment variants of the dev corpus (onnxruntime-optimized models with
 models with runtime shapes of every value at every binding of their source.
 Every model onnxruntime ran at each of those bindings, so for every model:
 
-* analysis does not raise and no dim is wrong at any binding (``smtshape.truth``
+* analysis does not raise and no dim is wrong at any binding (``graders.truth``
   grading, the conventions of tests/test_corpus.py: value_info stripped,
   ``policy="skip"``; ``all_wrong`` counts wrong axes, wrong scalar ranks and
   wrong data-dependent claims);
@@ -30,7 +30,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 
 import smtshape  # noqa: E402
-from smtshape.truth import Grade, grade, grade_smtshape, load_truth, strip_value_info  # noqa: E402
+from graders.truth import Grade, grade, grade_smtshape, load_truth, strip_value_info  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DEPLOY = SHARED / "corpus-deploy"

@@ -365,7 +365,7 @@ def test_a_message_given_as_a_function_is_made_only_when_the_relation_is_stated(
 
 
 # ---------------------------------------------------------------- findings at the cost of the walk
-from smtshape import adversarial as A  # noqa: E402
+from graders import adversarial as A  # noqa: E402
 
 
 @pytest.mark.parametrize("family,n", [("chained_broadcasts", 200), ("broadcast_pairs", 100),

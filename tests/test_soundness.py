@@ -13,7 +13,7 @@ from onnx import TensorProto as TP
 from onnx import helper, numpy_helper
 
 import smtshape
-from smtshape import adversarial as A
+from graders import adversarial as A
 from smtshape import expr as E
 from smtshape.constraints import Provenance, eq, ge, le
 from smtshape.dim import Exactness
@@ -189,7 +189,7 @@ def test_forks_never_use_a_solver():
         res = smtshape.analyze(A.ifs_with_broadcasts(60))
     finally:
         S.Store.fork = orig
-    assert len(forks) >= 10 and all(f._solver is None and f.z3_checks == 0 for f in forks)
+    assert len(forks) >= 10 and all(f._backend.solver is None and f.z3_checks == 0 for f in forks)
     assert res.consistent is True
 
 
@@ -235,7 +235,7 @@ def test_each_store_has_its_own_z3_context():
         st.add(le(y, 2), P())
         assert st.decide(ge(x, 2)) is Verdict.PROVEN
         assert st.z3_checks > 0
-    assert st1._ctx is not st2._ctx and st1._ctx is not z3.main_ctx()
+    assert st1._backend.solver.ctx is not st2._backend.solver.ctx and st1._backend.solver.ctx is not z3.main_ctx()
 
 
 def test_user_rules_take_precedence_and_scoped_rules_do_not_leak():

@@ -139,12 +139,12 @@ def test_conflict_names_the_values_involved():
 
 
 def test_a_reused_z3_context_answers_like_a_fresh_one():
-    """Z3 contexts of freed stores are reused (store._CONTEXTS); Z3's resource counter is the
+    """Z3 contexts of freed stores are reused (store.solver._CONTEXTS); Z3's resource counter is the
     context's, so a store must count its optional budget per check, never from the
     counter's absolute value (a used context once spent every store's budget at once)."""
     import gc
 
-    from smtshape import store as S
+    from smtshape.store import solver as S
 
     def questions():
         st = Store(Domain())
@@ -163,7 +163,7 @@ def test_a_reused_z3_context_answers_like_a_fresh_one():
     st.add(eq(p * p, 2 * q * q), P())
     st.add(ge(q, 1), P())
     st.check()
-    assert st._rlimit_used() > 1_000_000
+    assert st._backend.solver.rlimit_used() > 1_000_000
     del st
     gc.collect()
     assert S._CONTEXTS._free, "the freed store's context went back to the pool"

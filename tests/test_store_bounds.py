@@ -1,4 +1,4 @@
-"""Bounds the store reads off base facts (``Store._note_bounds``) and the case split of
+"""Bounds the store reads off base facts (``Intervals.note_bounds``, smtshape/store/intervals.py) and the case split of
 ``x != c or B``: checked against brute force, and shown to settle the questions real
 models ask without a solver call.
 
@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from smtshape import expr as E
 from smtshape.constraints import And, Or, Provenance, Rel, any_of, eq, ge, gt, le, ne
-from smtshape.store import _FALSE, Store, Verdict, _fact_bounds, _holds
+from smtshape.store import Store, Verdict
+from smtshape.store.basics import holds as _holds
+from smtshape.store.intervals import _FALSE, _fact_bounds
 
 X, Y = E.symbol("x"), E.symbol("y")
 BOX = range(-4, 41)

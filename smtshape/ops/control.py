@@ -291,7 +291,7 @@ def _settle(sc, e, known):
     """A branch's dim in its fork's canonical form, the fork's own aliases expanded and the
     Piecewise / Min / Max terms the fork's facts decide resolved (the dim is what the branch
     gives when it runs, so the branch's facts apply)."""
-    from ..result import _decide_piecewise
+    from ..solve import decide_piecewise
     e = sc.canon(e)
     for _ in range(16):
         if isinstance(e, int):
@@ -308,7 +308,7 @@ def _settle(sc, e, known):
         if a in repl:
             continue
         if isinstance(a, sympy.Piecewise):
-            pick = _decide_piecewise(sc, a)
+            pick = decide_piecewise(sc, a)
             if pick is not None:
                 repl[a] = pick
         elif isinstance(a, (sympy.Min, sympy.Max)) and len(a.args) == 2:

@@ -1,4 +1,4 @@
-"""Indexing ops: GatherElements, GatherND, ScatterND, ScatterElements, Scatter,
+"""Indexing ops: Gather, GatherElements, GatherND, ScatterND, ScatterElements, Scatter,
 OneHot, Compress, NonZero, TopK, Unique, NonMaxSuppression.
 
 Data-dependent output sizes (NonZero counts, Compress / Unique lengths, a
@@ -10,16 +10,19 @@ consumers build (``min(80, n)``, sums, products, divisions, Piecewise).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from .. import irtypes as ir
 import sympy
 
 from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, le, lt
-from ..context import element_kind
+from ..context import MAX_VALUE_ELEMENTS, element_kind
 from ..printing import show
 from ..registry import register
 from .common import norm_axis, numel
+from .values import flat_values, ints_of, obj_array
 
 INT64 = ir.DataType.INT64
 # constants with more elements than this are never read (NonZero / Unique of a weight:
@@ -224,6 +227,43 @@ def index_bound(ctx, i: int, size, axis: int, rule: str, what: str = "index", ne
     c = ctx.require(rel, rule, f"{what} values range over [{show(lo)}, {show(hi)}]; they must be within "
                                 f"{rng} of axis {axis} (size {show(size)})")
     return c.status == "conflict"
+
+
+# ---------------------------------------------------------------- Gather
+
+@register("", "Gather", since_version=1)
+def gather(ctx):
+    ctx.check_inputs(2, 2)
+    ds, isx = ctx.shape(0), ctx.shape(1)
+    dtype = ctx.dtype(0)
+    if ds is not None and len(ds) == 0:
+        ctx.invalid("gather.data_rank", "Gather's data is a scalar (rank 0); it must have rank >= 1 to index an axis",
+                    "gather from a tensor of rank >= 1")
+    if ds is None or isx is None:
+        if ds is not None:
+            norm_axis(ctx, int(ctx.attr("axis", 0)), len(ds))
+        ctx.set_output(0, None, dtype)
+        return
+    r = len(ds)
+    ax = norm_axis(ctx, int(ctx.attr("axis", 0)), r)
+    out = list(ds[:ax]) + list(isx) + list(ds[ax + 1:])
+    value = None
+    bad = index_bound(ctx, 1, ds[ax], ax, "gather.index_bound", "Gather index")
+    ind = ints_of(ctx, 1, "indices")
+    if ind is not None and isinstance(ds[ax], int) and not bad \
+            and all(isinstance(d, int) for d in out) and math.prod(out) <= MAX_VALUE_ELEMENTS:
+        n = ds[ax]
+        v = ctx.value(0)
+        if r == 1 and v is not None and len(v) == n:
+            # a shape vector's elements picked (the exporters' Shape -> Gather): no numpy
+            value = tuple([v[i + n if i < 0 else i] for i in ind])
+        else:
+            arr = obj_array(ctx, 0)
+            if arr is not None:
+                picked = np.take(arr, np.array([i + n if i < 0 else i for i in ind],
+                                                dtype=np.int64).reshape(isx), axis=ax)
+                value = flat_values(picked)
+    ctx.set_output(0, out, dtype, value=value)
 
 
 # ---------------------------------------------------------------- GatherElements

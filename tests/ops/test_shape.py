@@ -11,7 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from smtshape import analyze, expr as E
 from smtshape.dim import Exactness
-from smtshape.ops.shape import exact_div_products
+from smtshape.ops.reshape import exact_div_products
 from smtshape.testing import exprs, infer_node, node_model, refused, run_onnxruntime, ts, unchecked
 import sympy
 

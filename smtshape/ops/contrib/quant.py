@@ -19,7 +19,7 @@ from ...registry import register
 from ..common import broadcast_shapes, norm_axis, unify
 from ..conv import _conv, _sliding
 from ..linalg import _gemm, _matmul_shape
-from ..shape import concat
+from ..concat import concat
 from ._util import FLOAT, MS, View, contract, vector_of
 
 _UINT8 = ir.DataType.UINT8

@@ -443,13 +443,13 @@ class _Eval:
         self.definitions = dict(definitions)
 
     def __call__(self, env):
-        from .expr import evaluate
+        from smtshape.expr import evaluate
         return evaluate(self.expr, env, self.definitions)
 
 
 def _show_expr(e) -> str:
     # a printing problem must not stop grading: fall back to sympy's text
-    from .printing import show
+    from smtshape.printing import show
     try:
         return show(e)
     except Exception:
@@ -458,7 +458,7 @@ def _show_expr(e) -> str:
 
 def smtshape_dim_entry(d):
     """Axis entry (see the module doc) of one solved smtshape :class:`~smtshape.Dim`."""
-    from .dim import Exactness
+    from smtshape.dim import Exactness
 
     if d.exactness is Exactness.EXACT:
         if isinstance(d.expr, int):
@@ -683,7 +683,7 @@ class _ToolExpr:
         if any(n not in env for n in self.names):
             return None
         if self._sympy is not None:
-            from .expr import evaluate
+            from smtshape.expr import evaluate
             return evaluate(self._sympy, env)
         try:
             v = self._fn(env)
@@ -707,14 +707,14 @@ def tool_expr(text: str):
     """
     if not isinstance(text, str) or not text or len(text) > MAX_TOOL_EXPR:
         return None
-    from .parse import ParseError, parse_expr
+    from smtshape.parse import ParseError, parse_expr
     t = _TRANSLATE.sub(lambda m: m.group(1).lower() + "(", text)
     try:
         e = parse_expr(t)
     except (ParseError, RecursionError, ValueError, TypeError):
         e = None
     if e is not None:
-        from .expr import free_symbols
+        from smtshape.expr import free_symbols
         return _ToolExpr(text, {s.name for s in free_symbols(e)}, sympy_expr=e)
     try:
         p = _RatParser(_tokenize(text))

@@ -6,7 +6,7 @@ one model and one data set (inputs and expected outputs).  This module builds
 the suite from the installed wheel, keeps a compact copy of it (models, input
 shapes, the values of small integer inputs, expected output shapes) in a cache
 outside the repository, and grades shape-inference tools on it with the
-grader of :mod:`smtshape.truth`.
+grader of :mod:`graders.truth`.
 
 Every test is run in three *variants*, each with ``value_info`` removed (in
 subgraphs too) and the graph output shapes cleared:
@@ -18,7 +18,7 @@ subgraphs too) and the graph output shapes cleared:
 ``symbolic``  like ``values``, with every remaining graph-input dim replaced by a
               fresh ``dim_param``; expressions are evaluated at the test's input sizes.
 
-Grading, per output axis (``smtshape.truth.grade``): *right* when an exact
+Grading, per output axis (``graders.truth.grade``): *right* when an exact
 claim equals the expected size or an upper bound is >= it; *wrong* when an
 exact claim differs, the rank differs, or a bound is below the size;
 *unresolved* otherwise.  A test is *fully resolved* when every output axis is
@@ -26,7 +26,7 @@ right (and every scalar output's rank is known).  A sequence output is graded
 as its length (one axis) and the shape of each element; an optional output as
 its presence (one axis: 1 or 0) and its content (see :class:`Expected`).
 
-    from smtshape import conformance as C
+    from graders import conformance as C
     tests = C.load_suite()
     outcomes = C.run_suite(tests)                    # smtshape, every variant
     C.summarize(outcomes)                            # {variant: Summary}
@@ -317,7 +317,7 @@ def load_suite(names: Iterable[str] | None = None, cache: bool = True) -> list:
             tests = build_suite()
             if cache:
                 try:
-                    from .fileio import write_atomic
+                    from smtshape.fileio import write_atomic
                     os.makedirs(os.path.dirname(path), exist_ok=True)
                     write_atomic(path, gzip.compress(json.dumps(_to_json(tests)).encode("utf-8"), 6))
                 except OSError:
@@ -450,7 +450,7 @@ def variant_model(test: NodeTest, variant: str):
 @dataclass
 class Expected:
     """What a test's outputs are graded against: ``truth`` in the format of
-    :func:`smtshape.truth.grade` (one binding; the runtime shapes of the tensor
+    :func:`graders.truth.grade` (one binding; the runtime shapes of the tensor
     inputs, for evaluating expressions over input dims, and of the graded
     values); ``graded``: the names graded; ``ungraded``: outputs that are not
     (maps, unknown structure); ``paths``: for the parts of sequence and
@@ -605,7 +605,7 @@ class Outcome:
     findings: list = field(default_factory=list)   # conflicts and rule_error diagnostics, one line each
     no_rule: list = field(default_factory=list)    # op types of nodes without a rule
     # one symbol or expression the tool could not express in the input dims, put on axes whose
-    # sizes differ (smtshape.truth's false equalities); "echoed": the symbol is a dim_param the
+    # sizes differ (graders.truth's false equalities); "echoed": the symbol is a dim_param the
     # model itself declares on an input (the tool repeats the model's claim)
     false_equalities: list = field(default_factory=list)
     echoed_false_equalities: list = field(default_factory=list)
@@ -632,7 +632,7 @@ def declared_dim_params(model) -> set:
 
 def grade_outcome(out: Outcome, shape_fn, exp: Expected, env_fn=None, part_fn=no_part_fn,
                   declared: set = frozenset()) -> Outcome:
-    """Fill ``out`` by grading ``shape_fn`` (smtshape.truth conventions) against ``exp``.
+    """Fill ``out`` by grading ``shape_fn`` (graders.truth conventions) against ``exp``.
     ``declared``: dim_params of the model's inputs (false equalities on them are "echoed")."""
     from .truth import grade
     fn = with_paths(shape_fn, part_fn, exp.paths) if exp.paths else shape_fn
@@ -670,7 +670,7 @@ def one_line(e: BaseException) -> str:
 
 
 def _smtshape_env_fn(res, test: NodeTest):
-    """smtshape.truth's env (input dim symbols bound to the input sizes) plus
+    """graders.truth's env (input dim symbols bound to the input sizes) plus
     the length symbol of every sequence input bound to its length."""
     from .truth import smtshape_env_fn
     base = smtshape_env_fn(res)

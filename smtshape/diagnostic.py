@@ -1,0 +1,23 @@
+"""``Diagnostic``: one finding of an analysis as reports list it (a conflict, a
+specialization, an annotation mismatch, an assumption, an op with no rule, ...).
+
+Below the engine and the result: the engine records the walk's own, ``Result``
+adds the rest (``Result.diagnostics``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Diagnostic:
+    kind: str            # conflict | specialization | annotation | assumption | no_rule | rule_error | warning | undecided
+    message: str
+    node: str = ""
+    op_type: str = ""
+    severity: str = "info"   # info | warning | error
+
+    def __str__(self) -> str:
+        where = ""
+        if self.node:
+            where = f"{self.op_type} node '{self.node}': " if self.op_type else f"node '{self.node}': "
+        return f"[{self.severity}] {self.kind}: {where}{self.message}"

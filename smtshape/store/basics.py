@@ -1,0 +1,33 @@
+"""What every part of the store shares: the three verdicts, and the truth of a
+relation at an integer point (plain Python arithmetic, ``expr.eval_int``)."""
+from __future__ import annotations
+
+import enum
+import math
+
+from .. import expr as E
+from ..constraints import And, Or, Rel
+
+INF = math.inf
+
+
+class Verdict(enum.Enum):
+    PROVEN = "proven"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+    CONTINGENT = "contingent"   # Result.query only (true for some inputs, false for others); decide never returns it
+
+
+def holds(r, env, defs, memo=None) -> bool:
+    """Truth of a relation at an integer point ``env`` ({name: int}; aliases by their
+    definitions ``defs``).  Raises when a term cannot be evaluated there."""
+    if memo is None:
+        memo = {}
+    if isinstance(r, Rel):
+        a, b = E.eval_int(r.lhs, env, defs, memo), E.eval_int(r.rhs, env, defs, memo)
+        return {"==": a == b, "!=": a != b, "<=": a <= b, "<": a < b, ">=": a >= b, ">": a > b}[r.op]
+    if isinstance(r, Or):
+        return any(holds(x, env, defs, memo) for x in r.args)
+    if isinstance(r, And):
+        return all(holds(x, env, defs, memo) for x in r.args)
+    return not holds(r.arg, env, defs, memo)

@@ -1,0 +1,154 @@
+"""Groups of symbols that constraints connect: a union-find over hashable items
+(``Groups``), the cone of constraints connected to some symbols (``cone``, for
+explanations), and two structural questions the result asks before any solver
+question: which symbols residual constraints touch (``residual_symbols``), and
+whether a group is tied only by broadcast disjunctions (``broadcast_only``).
+"""
+from __future__ import annotations
+
+import sympy
+
+from .. import expr as E
+from ..constraints import Or, Rel
+
+
+class GroupQueries:
+    """``residual_symbols`` and ``broadcast_only`` over the store's constraints, each
+    memoized until the store grows (a new constraint or elimination)."""
+
+    def __init__(self, constraints: list, symbols, fast):
+        self._constraints = constraints
+        self._symbols = symbols
+        self._fast = fast
+        self._memo: dict = {}
+
+    def residual_symbols(self) -> frozenset:
+        """Symbols (canonical) that some residual constraint mentions; cached per size."""
+        key = ("residual_symbols", len(self._constraints), len(self._fast.subst))
+        hit = self._memo.get("residual_symbols")
+        if hit is not None and hit[1] == key:
+            return hit[0]
+        out: set = set()
+        for c in self._constraints:
+            # a data symbol's declared bound alone never makes a dim static or upgradable
+            if c.status in ("residual", "undecided") and c.kind != "bound":
+                if c.kind == "definition" and c.relation.lhs not in self._fast.subst:
+                    continue    # an alias's own definition constrains nothing but the alias
+                out |= self._fast.canon_rel(c.relation).symbols()
+        for s, v in self._fast.subst.items():
+            if not isinstance(v, int):
+                out |= E.free_symbols(self._fast.canon(v))
+            if not isinstance(s, sympy.Symbol):
+                out |= E.free_symbols(self._fast.canon(s))
+        res = frozenset(out)
+        self._memo["residual_symbols"] = (res, key)
+        return res
+
+    def has_residual_on(self, syms) -> bool:
+        return bool(self.residual_symbols() & syms)
+
+    def broadcast_only(self, syms) -> bool:
+        """True when every symbol of ``syms`` lies in a group of symbols that only
+        broadcast disjunctions ``A == B or A == 1 or B == 1`` connect, with ``A``, ``B``
+        built from symbols by ``Bcast`` alone.  Such a group is satisfied by every
+        assignment of 1s and 2s, so no equality between different terms of it, no
+        ``term == 1`` and no static value is entailed: ``Result`` skips asking Z3."""
+        key = (len(self._constraints), len(self._fast.subst))
+        hit = self._memo.get("broadcast_only")
+        if hit is None or hit[1] != key:
+            sets = Groups()
+            find = sets.find
+            bad: set = set()
+            groups = []
+            for c in self._constraints:
+                if c.status not in ("residual", "undecided"):
+                    continue      # eliminations show in the canonical forms (and below)
+                cr = self._fast.canon_rel(c.relation)
+                syms_c = list(cr.symbols())
+                sets.union_all(syms_c)
+                ok = _is_broadcast_disjunction(cr) or (
+                    c.kind == "definition" and isinstance(cr, Rel) and cr.op == "=="
+                    and cr.lhs in self._fast.definitions and _pure_bcast(cr.rhs))
+                groups.append((syms_c, ok))
+            for syms_c, ok in groups:
+                if not ok and syms_c:
+                    bad.add(find(syms_c[0]))
+            for s, v in self._fast.subst.items():
+                tainted = set(E.free_symbols(self._fast.canon(v))) if not isinstance(v, int) else set()
+                if not isinstance(s, sympy.Symbol):
+                    tainted |= E.free_symbols(s)
+                for x in tainted:
+                    bad.add(find(x))
+            hit = ((find, {find(b) for b in bad}, {}), key)
+            self._memo["broadcast_only"] = hit
+        find, bad, good = hit[0]        # (good: symbol -> its answer, memoized)
+        for s in syms:
+            ok = good.get(s)
+            if ok is None:
+                ok = good[s] = isinstance(s, sympy.Symbol) and self._symbols.lower_bound(s) is not None \
+                    and find(s) not in bad
+            if not ok:
+                return False
+        return True
+
+
+def _pure_bcast(e) -> bool:
+    if isinstance(e, sympy.Symbol):
+        return True
+    return isinstance(e, E.Bcast) and all(_pure_bcast(a) for a in e.args)
+
+
+def _is_broadcast_disjunction(r) -> bool:
+    if not isinstance(r, Or) or len(r.args) != 3 or not all(isinstance(a, Rel) and a.op == "==" for a in r.args):
+        return False
+    (x, y), (p, one), (q, one2) = ((a.lhs, a.rhs) for a in r.args)
+    return (one == 1 and one2 == 1 and p == x and q == y and _pure_bcast(x) and _pure_bcast(y))
+
+
+class Groups:
+    """Disjoint sets of hashable items (union-find with path halving): the groups of
+    symbols that constraints connect."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, x):
+        parent = self.parent
+        while parent.get(x, x) is not x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    def union_all(self, items):
+        """Put every item of ``items`` in one group; returns that group's representative
+        (None for no items)."""
+        root = None
+        for x in items:
+            rx = self.find(x)
+            if root is None:
+                root = rx
+            elif rx is not root:
+                self.parent[rx] = root
+        return root
+
+
+def cone(constraints, symbols) -> list:
+    """The constraints connected to ``symbols`` through shared symbols, in id order."""
+    by_sym: dict = {}
+    for c in constraints:
+        for s in c.relation.symbols():
+            by_sym.setdefault(s, []).append(c)
+    out, seen, todo, done = [], set(), list(symbols), set()
+    while todo:
+        s = todo.pop()
+        if s in done:
+            continue
+        done.add(s)
+        for c in by_sym.get(s, ()):
+            if c.id not in seen:
+                seen.add(c.id)
+                out.append(c)
+                todo.extend(c.relation.symbols())
+    return sorted(out, key=lambda c: c.id)
