@@ -7,7 +7,6 @@ from . import annotations as A
 from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
 from .errors import BadInput
 from .perf import paused_gc
-from .registry import BUILTIN
 from .result import Result
 from .store import Domain, Store
 
@@ -79,9 +78,7 @@ def _check_opsets(m):
     """An opset of a standard domain newer than the installed onnx knows: a bad input
     (its ops' semantics are unknown here), never a silent analysis.  (onnx is asked
     only for an opset above the newest one smtshape has rules for.)"""
-    newest = max((v for d, _, v in BUILTIN.registered_ops() if d == ""), default=1) \
-        if _NEWEST[0] is None else _NEWEST[0]
-    _NEWEST[0] = newest
+    from .ops import NEWEST_OPSET as newest      # (not every family's rules: they load on first use)
     for domain, version in dict(m.opset_imports).items():
         if domain in ("", "ai.onnx") and version is not None and version < 1:
             raise BadInput(f"the model imports opset {version} of the default ONNX domain; opsets start at 1")
@@ -91,6 +88,3 @@ def _check_opsets(m):
             if version > known:
                 raise BadInput(f"the model imports opset {version} of the default ONNX domain; the installed "
                                f"onnx {onnx.__version__} knows opsets up to {known}")
-
-
-_NEWEST = [None]

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 
-import sympy
-
 from . import expr as E
 from . import irtypes as ir
 from .constraints import Conflict, Relation, eq, ge, le
@@ -13,6 +11,7 @@ from .errors import BadInput
 from .findings import Specialization, Specializations  # noqa: F401  (re-exported)
 from .findings import specializations as _specializations
 from .fileio import write_atomic
+from .lazy import sympy
 from .perf import paused_gc
 from .printing import show
 from .reader import to_proto
@@ -586,16 +585,13 @@ def _reparseable(e) -> str | None:
     return text if back == e or E.sub(back, e) == 0 else None
 
 
-_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
-
-
 def _decide_piecewise(st, pw):
     """The branch of a Piecewise the constraints select, or None when undecided."""
     from .constraints import Rel
     for val, cond in pw.args:
         if cond is sympy.true or cond == True:  # noqa: E712
             return val
-        op = next((o for k, o in _SYMPY_REL.items() if isinstance(cond, k)), None)
+        op = next((o for k, o in E.relation_classes() if isinstance(cond, k)), None)
         if op is None:
             return None
         v = st.decide(Rel(op, E.norm(cond.lhs), E.norm(cond.rhs)), optional=True)

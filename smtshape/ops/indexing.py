@@ -10,11 +10,10 @@ consumers build (``min(80, n)``, sums, products, divisions, Piecewise).
 """
 from __future__ import annotations
 
-import numpy as np
-from .. import irtypes as ir
-import sympy
-
 from .. import expr as E
+from .. import irtypes as ir
+from ..lazy import imported, sympy
+from ..lazy import numpy as np
 from ..constraints import all_of, any_of, eq, ge, le, lt
 from ..context import element_kind
 from ..printing import show
@@ -44,11 +43,11 @@ def _one_element(t) -> bool:
 
 def _int(v):
     """A plain int for a known element (int / bool / numpy scalar / integer sympy), else None."""
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, int):               # (bool included)
         return int(v)
-    if isinstance(v, (int, np.integer)):
+    if imported(np) and isinstance(v, (np.bool_, np.integer)):
         return int(v)
-    if isinstance(v, sympy.Integer):
+    if imported(sympy) and isinstance(v, sympy.Integer):
         return int(v)
     return None
 

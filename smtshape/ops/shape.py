@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
+from ..lazy import numpy as np
 from .. import irtypes as ir
-import sympy
+from ..lazy import sympy
 
 from .. import expr as E
 from ..constraints import Rel, all_of, any_of, eq, ge, gt, le, lt, ne
