@@ -6,7 +6,7 @@ import os
 from . import annotations as A
 from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
 from .errors import BadInput
-from .perf import paused_gc
+from .perf import mark, paused_gc
 from .result import Result
 from .store import Domain, Store
 
@@ -55,6 +55,7 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
              accept_unchecked=()) -> Result:
     m = load_model(model)
     _check_opsets(m)
+    mark("read")
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     if isinstance(accept_unchecked, str):
         accept_unchecked = [accept_unchecked]
@@ -67,8 +68,10 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     eng.walk(m.graph)
     if policy in ("refine", "strict", "skip"):
         A.check_annotations(eng, policy)
+    mark("walk")
     res = Result(eng, store, policy, [t for t, _ in rels])
     res.consistent = store.check()
+    mark("check")
     if isinstance(model, (str, os.PathLike)):
         res.source_path = os.fspath(model)
     return res

@@ -33,6 +33,7 @@ def stand_in(name: str) -> types.ModuleType:
         return value
 
     module.__getattr__ = __getattr__
+    module.__lazy_name__ = name
     return module
 
 
@@ -40,7 +41,7 @@ def imported(module: types.ModuleType) -> bool:
     """Is the real module of a stand-in imported (by anyone)?  A value of one of its types
     can exist only then: ``imported(np) and isinstance(v, np.integer)`` asks the question
     without importing numpy for it."""
-    return module.__name__.rpartition(".")[2] in sys.modules
+    return module.__lazy_name__ in sys.modules
 
 
 sympy = stand_in("sympy")

@@ -32,8 +32,12 @@ _MAX_FLOAT_CONST = 64
 def is_bool(v) -> bool:
     """A boolean element: a Python bool or a sympy boolean (a sympy Symbol is both a
     Boolean and an Expr: it is an int element here, never a condition)."""
-    return _bool_constant(v) or (imported(sympy) and isinstance(v, sympy.logic.boolalg.Boolean)
-                                 and not isinstance(v, sympy.Expr))
+    if isinstance(v, bool):
+        return True
+    if isinstance(v, int):
+        return False
+    return (imported(np) and isinstance(v, np.bool_)) or \
+        (imported(sympy) and isinstance(v, sympy.logic.boolalg.Boolean) and not isinstance(v, sympy.Expr))
 
 
 def _bool_constant(v) -> bool:
@@ -54,10 +58,10 @@ def fit(v):
     size cap (None beyond it); numbers and ``numeric.Real`` as they are."""
     if v is None or isinstance(v, N.Real):
         return v
+    if isinstance(v, int):          # (a bool is one too: kept as it is)
+        return v
     if _bool_constant(v) or (imported(sympy) and isinstance(v, sympy.logic.boolalg.BooleanAtom)):
         return bool(v)
-    if isinstance(v, int):
-        return v
     if is_bool(v) or is_int(v):
         v = E.norm(v) if is_int(v) else v
         return v if isinstance(v, int) or E.size(v) <= E.MAX_OPS else None
