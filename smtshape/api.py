@@ -6,6 +6,7 @@ import os
 from . import annotations as A
 from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
 from .errors import BadInput
+from .ops import NEWEST_OPSET
 from .perf import mark, paused_gc
 from .result import Result
 from .store import Domain, Store
@@ -81,7 +82,7 @@ def _check_opsets(m):
     """An opset of a standard domain newer than the installed onnx knows: a bad input
     (its ops' semantics are unknown here), never a silent analysis.  (onnx is asked
     only for an opset above the newest one smtshape has rules for.)"""
-    from .ops import NEWEST_OPSET as newest      # (not every family's rules: they load on first use)
+    newest = NEWEST_OPSET           # (not every family's rules: they load on first use)
     for domain, version in dict(m.opset_imports).items():
         if domain in ("", "ai.onnx") and version is not None and version < 1:
             raise BadInput(f"the model imports opset {version} of the default ONNX domain; opsets start at 1")
