@@ -1,10 +1,14 @@
-"""Speed benchmark: smtshape against the other ONNX shape-inference tools (issue 8).
+"""Speed benchmark: smtshape against the other ONNX shape-inference tools (issues 8 and 22).
 
     python benchmarks/bench.py --out docs/benchmarks.md --json benchmarks/.cache/results.json
     python benchmarks/bench.py --parts graphs --transformer-sizes 1000 --cnn-sizes 2000 --graph-repeat 1
+    python benchmarks/bench.py --baseline-root /tmp/base-worktree ...   # and smtshape at another commit
 
 One run measures three things (``--parts graphs,cold,corpus``, default all);
-every measurement runs in a fresh subprocess, one at a time:
+every measurement runs in a fresh subprocess, one at a time.  ``--baseline-root
+CHECKOUT`` adds the tool ``baseline``: smtshape imported from that checkout (a worktree
+of an older commit), measured exactly as ``smtshape`` in every part, so that "no slower
+than before" is a ratio of the same run:
 
 1. graphs: generated models, end to end from the file
    Models come from ``benchmarks/graphs.py`` (transformer ``--transformer-sizes``,
@@ -52,11 +56,14 @@ every measurement runs in a fresh subprocess, one at a time:
 2. cold: the command-line start a user waits for
    For each of ``--cold-models`` (default qwen2_legacy, light_resnet50,
    bert_legacy from ``--corpus``, default ``../shared/corpus`` beside the
-   repository), four fresh processes, output discarded:
+   repository; target 1.5x onnx) and of ``--cold-static-models`` (default
+   cifar10_resnet__resnet_4b from ``--vnncomp``, default ``../shared/vnncomp``: a
+   verification model whose dims are all static; target 1.2x), fresh processes,
+   output discarded:
 
        smtshape  smtshape check M   (the console script next to sys.executable;
                  ``python -m smtshape check M`` when there is none; the report
-                 says which)
+                 says which; PYTHONPATH this checkout, --baseline-root's for baseline)
        onnx      python -c "import onnx, onnx.shape_inference as s;
                  s.infer_shapes(onnx.load(M), data_prop=True)"
        ort       python -m onnxruntime.tools.symbolic_shape_infer --input M
@@ -67,11 +74,13 @@ every measurement runs in a fresh subprocess, one at a time:
    smtshape's bytecode is compiled first (``_compile_smtshape``: pip compiles every
    package it installs, but not an editable install, and with
    PYTHONDONTWRITEBYTECODE set no run leaves bytecode behind).  One untimed run
-   per (tool, model) first (page caches warm, as for a user's second command), then ``--cold-repeat`` (default 5) rounds, the
-   tools interleaved within a round.  Wall = ``perf_counter`` around spawn and
-   reap; CPU = the child's ``ru_utime + ru_stime`` from ``os.wait4``.  Medians;
-   exit codes recorded (``smtshape check`` exits 0 on a consistent model).
-   The verdict uses WALL time (what the user waits for): CPU time counts every
+   per (tool, model) first (page caches warm, as for a user's second command), then ``--cold-repeat`` (default 9) rounds, the
+   tools interleaved within a round (the order reversed every other round).  Wall = ``perf_counter`` around spawn and
+   reap; CPU = the child's ``ru_utime + ru_stime`` from ``os.wait4``.  Medians, and
+   the median over rounds of smtshape's time / onnx's time in that round (paired:
+   a slow spell of the machine falls on both); exit codes recorded (``smtshape
+   check`` exits 0 on a consistent model).
+   The verdict uses the paired WALL ratio (what the user waits for): CPU time counts every
    thread, and importing numpy starts OpenBLAS threads that spin for about
    70-100 ms of CPU on the other core off the critical path (measured here:
    ``import numpy`` 108 ms wall, 176 ms CPU; 107 / 107 with
@@ -92,7 +101,9 @@ every measurement runs in a fresh subprocess, one at a time:
    ``SymbolicShapeInference.infer_shapes(proto, auto_merge=True)`` without its
    temp file; osi ``ir.serde.deserialize_model(proto)`` +
    ``infer_symbolic_shapes``.  CPU time (process_time), median per model of the
-   timed runs of every round;
+   timed runs of every round.  Then, smtshape only, ``--repeat`` more runs split
+   into phases (``phase_run``: read, walk, classify, and what a command adds:
+   findings, report), from ``smtshape.perf.mark``;
    reported: sum of the medians, median of the medians, ratios of the sums over
    the models every compared tool ran, and the models with the highest
    smtshape / onnx ratio.  A single run longer than ``--timeout`` is
@@ -133,12 +144,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.path.join(HERE, ".cache")
 WORKDIR = os.path.join(CACHE, "work")      # ORT writes sym_shape_infer_temp.onnx into the cwd on failure
-TOOLS = ["smtshape", "onnx", "ort", "osi"]
+TOOLS = ["smtshape", "onnx", "ort", "osi", "baseline"]
+DEFAULT_TOOLS = "smtshape,onnx,ort,osi"          # (+ baseline with --baseline-root)
 SLOW_TOOLS = {"ort", "osi"}
+SMTSHAPES = ("smtshape", "baseline")              # the tools that are smtshape (this checkout, --baseline-root)
 TOOL_LABEL = {"smtshape": "smtshape", "onnx": "onnx C++ `infer_shapes(data_prop=True)`",
-              "ort": "onnxruntime SymbolicShapeInference (auto_merge)", "osi": "onnx-shape-inference"}
+              "ort": "onnxruntime SymbolicShapeInference (auto_merge)", "osi": "onnx-shape-inference",
+              "baseline": "smtshape at the checkout given by `--baseline-root`"}
+BASELINE_ENV = "SMTSHAPE_BENCH_BASELINE_ROOT"     # --baseline-root, as the workers see it
 DEFAULT_SIZES = {"transformer": "1000,15000,50000,200000", "cnn": "2000,10000,50000"}
 COLD_MODELS = "qwen2_legacy,light_resnet50,bert_legacy"
+COLD_STATIC_MODELS = "cifar10_resnet__resnet_4b"   # in --vnncomp: every dim static
+PHASES = ("read", "walk", "classify", "findings", "report")
 BEGIN = "<!-- bench:begin (generated by benchmarks/bench.py: everything up to bench:end is rewritten) -->"
 END = "<!-- bench:end -->"
 LINEAR_MAX = 1.25
@@ -273,11 +290,27 @@ def osi_coverage(model, node_outputs) -> dict:
 
 
 # ================================================================ part 1: generated graphs (worker)
+def smtshape_root(tool: str) -> str:
+    """The checkout a smtshape tool runs from: this one, or --baseline-root's."""
+    return ROOT if tool == "smtshape" else os.environ[BASELINE_ENV]
+
+
+def import_smtshape(tool: str):
+    """smtshape from ``smtshape_root(tool)`` (checked: another copy on sys.path must not answer)."""
+    root = smtshape_root(tool)
+    sys.path.insert(0, root)
+    import smtshape
+
+    where = os.path.realpath(smtshape.__file__)
+    if not where.startswith(os.path.realpath(root) + os.sep):
+        raise SystemExit(f"{tool}: imported smtshape from {where}, not from {root}")
+    return smtshape
+
+
 def graph_runner(tool: str):
     """Imports the tool; returns (run(path) -> output, coverage(output, node_outputs) -> dict, versions)."""
-    if tool == "smtshape":
-        sys.path.insert(0, ROOT)
-        import smtshape
+    if tool in SMTSHAPES:
+        smtshape = import_smtshape(tool)
 
         def run(path):
             res = smtshape.analyze(path)
@@ -384,9 +417,8 @@ def corpus_runner(tool: str):
     """Imports the tool; returns (run(proto) -> output, coverage(output, node_outputs) -> dict).
 
     The runs are those of corpus_score.py's runners."""
-    if tool == "smtshape":
-        sys.path.insert(0, ROOT)
-        import smtshape
+    if tool in SMTSHAPES:
+        smtshape = import_smtshape(tool)
 
         def run(proto):
             res = smtshape.analyze(proto, policy="skip")
@@ -446,6 +478,30 @@ def _with_alarm(fn, timeout):
         signal.signal(signal.SIGALRM, old)
 
 
+def phase_run(smtshape, proto, name: str) -> dict:
+    """One smtshape run on ``proto`` split into PHASES, in process ms (after an untimed
+    ``gc.collect()``): read (the protobuf read into the reader's objects), walk (every
+    rule, the annotations), classify (the consistency check, then every shape solved and
+    classified: with read and walk, what a timed run does), findings (specializations,
+    diagnostics), report (the text ``smtshape infer`` prints)."""
+    from smtshape import perf, report
+
+    gc.collect()
+    with perf.phases() as marks:
+        t0 = time.process_time()
+        res = smtshape.analyze(proto, policy="skip")
+        res.shapes()
+        t1 = time.process_time()
+        res.specializations, res.diagnostics
+        t2 = time.process_time()
+        report.render(res, name)
+        t3 = time.process_time()
+    m = dict(marks)
+    secs = {"read": m["read"] - t0, "walk": m["walk"] - m["read"], "classify": t1 - m["walk"],
+            "findings": t2 - t1, "report": t3 - t2}
+    return {k: v * 1e3 for k, v in secs.items()}
+
+
 def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
     """Part 3 in a subprocess: prints one JSON line per model as soon as it is measured."""
     import contextlib
@@ -455,6 +511,8 @@ def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
 
     _quiet()
     run, coverage = corpus_runner(tool)
+    phases = tool == "smtshape" and hasattr(sys.modules["smtshape"], "perf") \
+        and hasattr(sys.modules["smtshape.perf"], "phases")
     models = []
     for p in sorted(glob.glob(os.path.join(corpus, "*.onnx"))):
         proto = strip_value_info(onnx.load(p))
@@ -473,6 +531,12 @@ def corpus_worker(tool: str, corpus: str, repeat: int, timeout: float) -> None:
             rec.update(cpu_ms=_med_ms(cpu, warm), wall_ms=_med_ms(wall, warm),
                        cpu_times_ms=[x * 1e3 for x in cpu], wall_times_ms=[x * 1e3 for x in wall])
             rec["coverage"] = _safe_coverage(coverage, out, outs)
+            if phases:
+                out = None
+                with contextlib.redirect_stdout(io.StringIO()):
+                    runs = [_with_alarm(lambda: phase_run(sys.modules["smtshape"], proto, name), timeout)
+                            for _ in range(repeat)]
+                rec["phase_times_ms"] = {k: [r[k] for r in runs] for k in PHASES}
         except _RunTimeout:
             rec.update(status="timeout", error=f"a run took over {timeout:g} s")
         except Exception as e:                                   # a crash of the tool: recorded, go on
@@ -596,10 +660,12 @@ def smtshape_cli():
 
 
 def cold_commands(model: str, tmp_out: str) -> dict:
-    """tool -> argv of the fresh process for part 2."""
+    """tool -> (argv, environment) of the fresh process for part 2 (smtshape and baseline:
+    the same command, PYTHONPATH their checkout)."""
     py = sys.executable
-    return {
+    cmds = {
         "smtshape": smtshape_cli()[0] + ["check", model],
+        "baseline": smtshape_cli()[0] + ["check", model],
         "onnx": [py, "-c", "import sys, onnx, onnx.shape_inference as s; "
                            "s.infer_shapes(onnx.load(sys.argv[1]), data_prop=True)", model],
         "ort": [py, "-m", "onnxruntime.tools.symbolic_shape_infer", "--input", model, "--output", tmp_out,
@@ -607,13 +673,21 @@ def cold_commands(model: str, tmp_out: str) -> dict:
         "osi": [py, "-c", "import sys, onnx_ir, onnx_shape_inference as o; "
                           "o.infer_symbolic_shapes(onnx_ir.load(sys.argv[1]), warn_on_missing=False)", model],
     }
+    out = {}
+    for tool, argv in cmds.items():
+        env = None
+        if tool in SMTSHAPES and (tool == "smtshape" or BASELINE_ENV in os.environ):
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [smtshape_root(tool)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        out[tool] = (argv, env)
+    return out
 
 
-def spawn_timed(cmd, timeout):
+def spawn_timed(cmd, timeout, env=None):
     """A fresh process, output discarded: (exit code or None on timeout, wall s, child CPU s)."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         cwd=WORKDIR)
+                         cwd=WORKDIR, env=env)
     killer = threading.Timer(timeout, p.kill)
     killer.start()
     try:
@@ -626,19 +700,23 @@ def spawn_timed(cmd, timeout):
     return (None if timed_out else p.returncode), wall, ru.ru_utime + ru.ru_stime
 
 
-def _compile_smtshape(log):
+def _compile_smtshape(tool, log):
     """Give smtshape the bytecode pip gives every installed package.  The untimed first
     run cannot leave it when PYTHONDONTWRITEBYTECODE is set (as on the machine these
     figures come from), and an editable install is never compiled by pip: without this,
     every cold smtshape run compiles its modules from source (about 0.2 s here) while
     onnx, sympy and the others load theirs from ``__pycache__``."""
-    import importlib.util
-    spec = importlib.util.find_spec("smtshape")
-    if spec is None or not spec.submodule_search_locations:
-        return
-    pkg = list(spec.submodule_search_locations)[0]
+    pkg = os.path.join(smtshape_root(tool), "smtshape")
     r = subprocess.run([sys.executable, "-m", "compileall", "-q", pkg], capture_output=True, text=True)
-    log(f"cold   compiled smtshape's bytecode ({pkg}): exit {r.returncode}")
+    log(f"cold   compiled {tool}'s bytecode ({pkg}): exit {r.returncode}")
+
+
+def cold_models(args) -> list:
+    """(name, set, path, target) of each model of part 2: ``--cold-models`` from
+    ``--corpus`` (target 1.5x onnx) and ``--cold-static-models`` from ``--vnncomp``
+    (every dim static, target 1.2x)."""
+    return [(m, "corpus", os.path.join(args.corpus, m + ".onnx"), 1.5) for m in args.cold_models] + \
+        [(m, "vnncomp", os.path.join(args.vnncomp, m + ".onnx"), 1.2) for m in args.cold_static_models]
 
 
 def run_cold(args, log) -> dict:
@@ -646,23 +724,25 @@ def run_cold(args, log) -> dict:
     import onnx
 
     os.makedirs(WORKDIR, exist_ok=True)
-    _compile_smtshape(log)
+    for tool in SMTSHAPES:
+        if tool in args.tools:
+            _compile_smtshape(tool, log)
     out = {}
-    for name in args.cold_models:
-        path = os.path.join(args.corpus, name + ".onnx")
+    for name, where, path, target in cold_models(args):
         if not os.path.exists(path):
-            out[name] = {"nodes": None, "error": f"{path} not found", "tools": {}}
+            out[name] = {"nodes": None, "set": where, "target": target, "error": f"{path} not found", "tools": {}}
             log(f"cold   {name}: not found")
             continue
         cmds = cold_commands(path, os.path.join(WORKDIR, f"cold_{name}_ort.onnx"))
         cmds = {t: c for t, c in cmds.items() if t in args.tools}
         samples = {t: [] for t in cmds}
-        for t, c in cmds.items():                          # untimed first run
-            spawn_timed(c, args.timeout)
-        for _ in range(args.cold_repeat):
-            for t, c in cmds.items():
-                samples[t].append(spawn_timed(c, args.timeout))
-        out[name] = {"nodes": len(onnx.load(path, load_external_data=False).graph.node), "tools": {}}
+        for t, (c, env) in cmds.items():                   # untimed first run
+            spawn_timed(c, args.timeout, env)
+        for r in range(args.cold_repeat):                  # (each round a pair: the order alternates)
+            for t, (c, env) in (cmds.items() if r % 2 == 0 else reversed(list(cmds.items()))):
+                samples[t].append(spawn_timed(c, args.timeout, env))
+        out[name] = {"nodes": len(onnx.load(path, load_external_data=False).graph.node), "set": where,
+                     "target": target, "tools": {}}
         for t, s in samples.items():
             ok = [x for x in s if x[0] is not None]
             rec = {"exit_codes": sorted({x[0] for x in s}, key=lambda v: (v is None, v or 0)),
@@ -698,6 +778,8 @@ def run_corpus(args, log) -> dict:
             if rec["status"] == "ok":
                 rec["cpu_ms"] = statistics.median(rec["cpu_times_ms"])
                 rec["wall_ms"] = statistics.median(rec["wall_times_ms"])
+                if "phase_times_ms" in rec:
+                    rec["phases_ms"] = {k: statistics.median(v) for k, v in rec["phase_times_ms"].items()}
         ok = [r["cpu_ms"] for r in o["models"].values() if r["status"] == "ok"]
         log(f"corpus {tool:<9} {o['status']} {len(ok)}/{len(o['models'])} models ok, sum {sum(ok):.0f} ms CPU, "
             f"{o['subprocess_s']:.0f} s" + (f" ({o['error']})" if o["error"] else ""))
@@ -713,6 +795,8 @@ def _merge_round(models: dict, rec: dict):
     elif prev["status"] == "ok":
         prev["cpu_times_ms"] = prev["cpu_times_ms"] + rec["cpu_times_ms"]
         prev["wall_times_ms"] = prev["wall_times_ms"] + rec["wall_times_ms"]
+        if "phase_times_ms" in prev and "phase_times_ms" in rec:
+            prev["phase_times_ms"] = {k: v + rec["phase_times_ms"][k] for k, v in prev["phase_times_ms"].items()}
 
 
 # ================================================================ report helpers
@@ -779,8 +863,19 @@ def machine_lines(data) -> list:
 
 
 # ================================================================ report: criteria
+BASELINE_MAX = 1.05     # "no slower than the baseline": within the noise of a median of runs
+
+
+def paired(row, tool, other, key="wall"):
+    """Part 2: the median over rounds of ``tool``'s time / ``other``'s time in the same round."""
+    a = (row.get("tools", {}).get(tool) or {}).get(f"{key}_times_ms") or []
+    b = (row.get("tools", {}).get(other) or {}).get(f"{key}_times_ms") or []
+    qs = [x / y for x, y in zip(a, b) if x and y]
+    return statistics.median(qs) if qs else None
+
+
 def criteria_rows(data) -> list:
-    """(criterion, measured, target, verdict) for issue 8's 'done means'."""
+    """(criterion, measured, target, verdict): issue 22's 'done means' and issue 8's."""
     rows = []
     g = data.get("graphs") or {}
     for key in ("transformer_15000", "transformer_50000", "cnn_10000"):
@@ -804,19 +899,30 @@ def criteria_rows(data) -> list:
                  _fmt(lin["factor"], 2)
                  if lin["factor"] is not None else "not measured", f"<= {LINEAR_MAX}",
                  _verdict(lin["factor"], LINEAR_MAX)))
+    for key, row in g.items():
+        s, b = row["tools"].get("smtshape"), row["tools"].get("baseline")
+        if _ok(s) and _ok(b):
+            q = _ratio(s["cpu_ms"], b["cpu_ms"])
+            rows.append((f"{key}: smtshape / baseline, end to end, CPU", f"{_x(q)} ({s['cpu_ms']:.0f} vs "
+                         f"{b['cpu_ms']:.0f} ms)", f"<= {BASELINE_MAX}x", _verdict(q, BASELINE_MAX)))
     cold = data.get("cold") or {}
     for name, row in cold.items():
         t = row.get("tools", {})
-        q = _ratio((t.get("smtshape") or {}).get("cpu_ms"), (t.get("onnx") or {}).get("cpu_ms"))
-        qw = _ratio((t.get("smtshape") or {}).get("wall_ms"), (t.get("onnx") or {}).get("wall_ms"))
-        crit = "criterion model" if name == "qwen2_legacy" else "shown too"
-        rows.append((f"cold `smtshape check {name}` / cold onnx load + infer, wall ({crit})",
-                     f"{_x(qw)} (CPU {_x(q)})", "<= 2.5x", _verdict(qw, 2.5)))
+        if "smtshape" not in t or "onnx" not in t:
+            continue
+        qw, qc = paired(row, "smtshape", "onnx", "wall"), paired(row, "smtshape", "onnx", "cpu")
+        lim = row.get("target", 1.5)
+        what = "every dim static" if row.get("set") == "vnncomp" else "corpus"
+        rows.append((f"cold `smtshape check {name}` ({what}) / cold onnx load + infer: median of paired runs, wall",
+                     f"{_x(qw)} (CPU {_x(qc)})", f"<= {lim}x", _verdict(qw, lim)))
     corp = data.get("corpus") or {}
     if corp:
         bad = [m for m, r in (corp.get("smtshape") or {}).get("models", {}).items() if r["status"] != "ok"]
         failed = f"; smtshape failed on {len(bad)}: {', '.join(bad)}" if bad else ""
-        for other, target, lim in (("onnx", "<= 4x", 4.0), ("ort", "< 1x", 1.0), ("osi", "< 1x", 1.0)):
+        for other, target, lim in (("onnx", "<= 2x", 2.0), ("ort", "< 1x", 1.0), ("osi", "< 1x", 1.0),
+                                   ("baseline", f"<= {BASELINE_MAX}x", BASELINE_MAX)):
+            if other not in corp:
+                continue
             tot = corpus_totals(corp, ["smtshape", other])
             q = _ratio(tot.get("smtshape"), tot.get(other))
             rows.append((f"corpus warm total: smtshape / {other} ({tot.get('n', 0)} models both ran{failed})",
@@ -925,27 +1031,28 @@ def graphs_section(graphs, tools, args) -> list:
 
 def cold_section(cold, tools, args) -> list:
     out = ["## Cold command line", "",
-           f"A fresh process per run, output discarded; median of {args.cold_repeat} runs after one untimed run; "
+           f"A fresh process per run, output discarded; {args.cold_repeat} rounds after one untimed run per tool, "
+           "the tools taking turns in each round (the order reversed every other round); medians, and the median "
+           "over rounds of smtshape's time / onnx's in the same round (`paired`). "
            "CPU = the child's user + system time (`os.wait4`, all threads: it includes about 70-100 ms that "
            "OpenBLAS's threads spin on the other core when numpy is imported, off the critical path), "
-           "wall = spawn to reap; the verdict uses wall. "
+           "wall = spawn to reap; the verdict uses the paired wall ratio. Models: `--cold-models` from the corpus, "
+           "`--cold-static-models` (every dim static) from `--vnncomp`. "
            f"smtshape runs as {smtshape_cli()[1]}: `smtshape check M`; onnx as `python -c \"import onnx, "
            "onnx.shape_inference as s; s.infer_shapes(onnx.load(M), data_prop=True)\"`; ort as `python -m "
            "onnxruntime.tools.symbolic_shape_infer --input M --output TMP --auto_merge`; osi as `python -c` "
            "importing onnx_ir and onnx_shape_inference, `infer_symbolic_shapes(onnx_ir.load(M), "
            "warn_on_missing=False)`.", ""]
-    head = ["model", "nodes"] + [f"{t} CPU / wall ms" for t in tools] + ["exit codes"]
-    if "smtshape" in tools and "onnx" in tools:
-        head += ["smtshape/onnx wall", "smtshape/onnx CPU"]
+    head = ["model", "set", "nodes"] + [f"{t} CPU / wall ms" for t in tools] + ["exit codes"]
+    pairs = [t for t in tools if t in SMTSHAPES] if "onnx" in tools else []
+    head += [f"{t}/onnx paired wall" for t in pairs] + [f"{t}/onnx paired CPU" for t in pairs]
     out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, row in cold.items():
         t = row.get("tools", {})
-        cells = [name, str(row.get("nodes") or "-")]
+        cells = [name, row.get("set", "-"), str(row.get("nodes") or "-")]
         cells += [f"{_fmt((t.get(x) or {}).get('cpu_ms'))} / {_fmt((t.get(x) or {}).get('wall_ms'))}" for x in tools]
         cells.append(", ".join(f"{x} {t[x]['exit_codes']}" for x in tools if x in t))
-        if "smtshape" in tools and "onnx" in tools:
-            s, o = t.get("smtshape") or {}, t.get("onnx") or {}
-            cells += [_x(_ratio(s.get("wall_ms"), o.get("wall_ms"))), _x(_ratio(s.get("cpu_ms"), o.get("cpu_ms")))]
+        cells += [_x(paired(row, x, "onnx", "wall")) for x in pairs] + [_x(paired(row, x, "onnx", "cpu")) for x in pairs]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
     return out
@@ -971,6 +1078,7 @@ def corpus_section(corp, tools, args) -> list:
         q = _x(_ratio(tot.get("smtshape"), tot.get(t))) + f" ({tot['n']} models)" if tot else "-"
         out.append(f"| {t} | {len(ok)} | {', '.join(bad) or 0} | {_fmt(sum(ok)) if ok else '-'} | "
                    f"{_fmt(statistics.median(ok), 2) if ok else '-'} | {q} |")
+    out += phases_lines(corp)
     if "smtshape" in corp and "onnx" in corp:
         s, o = corp["smtshape"]["models"], corp["onnx"]["models"]
         qs = sorted(((s[m]["cpu_ms"] / o[m]["cpu_ms"], m) for m in s
@@ -989,6 +1097,27 @@ def corpus_section(corp, tools, args) -> list:
         q = _x(_ratio(s["cpu_ms"], o["cpu_ms"])) if _ok(s) and _ok(o) else "-"
         out.append(f"| {m} | {nodes} | " + " | ".join(cells) + f" | {q} |")
     out += ["", "</details>", ""]
+    return out
+
+
+def phases_lines(corp) -> list:
+    """smtshape's per-phase breakdown (``phase_run``): sums over the models of the per-model
+    medians, over all models and over the models below the median size."""
+    ms = {m: r for m, r in (corp.get("smtshape") or {}).get("models", {}).items() if _ok(r) and "phases_ms" in r}
+    if not ms:
+        return []
+    small = sorted(ms, key=lambda m: ms[m]["nodes"])[:len(ms) // 2]
+    out = ["", f"smtshape per phase (separate runs after the timed ones; process ms, sum over the models of the "
+           f"median per model; read + walk + classify is what a timed run does, findings and report are what "
+           f"`smtshape check` / `infer` add; the {len(small)} smallest models apart, where fixed costs show):", "",
+           "| models | " + " | ".join(PHASES) + " | read + walk + classify | timed runs |",
+           "|---|" + "---|" * (len(PHASES) + 2)]
+    for label, names in ((f"all {len(ms)}", list(ms)), (f"{len(small)} smallest (up to {ms[small[-1]]['nodes']} "
+                                                           f"nodes)" if small else "-", small)):
+        tot = {k: sum(ms[m]["phases_ms"][k] for m in names) for k in PHASES}
+        out.append(f"| {label} | " + " | ".join(_fmt(tot[k], 1) for k in PHASES)
+                   + f" | {_fmt(tot['read'] + tot['walk'] + tot['classify'], 1)} | "
+                   f"{_fmt(sum(ms[m]['cpu_ms'] for m in names), 1)} |")
     return out
 
 
@@ -1019,7 +1148,7 @@ def resolved_section(data, tools) -> list:
                        f"{c['values_unknown_rank']} | {c.get('constraints')} | {c.get('z3_checks')} | "
                        f"{c.get('z3_unknowns')} | {c.get('consistent')} |")
         out.append("")
-    others = [t for t in tools if t != "smtshape"]
+    others = [t for t in tools if t not in SMTSHAPES]
     if others:
         out += ["| model | " + " | ".join(f"{t}: dims known / dims, values without shape" for t in others) + " |",
                 "|---|" + "---|" * len(others)]
@@ -1068,7 +1197,7 @@ def report(data, args, argv) -> str:
            "exactly in the docstring of `benchmarks/bench.py`.", "",
            "```", "python benchmarks/bench.py " + " ".join(argv), "```", "",
            "Machine:", ""] + machine_lines(data) + [""]
-    out += ["## Issue 8 criteria", "", "| criterion | measured | target | verdict |", "|---|---|---|---|"]
+    out += ["## Criteria (issues 22 and 8)", "", "| criterion | measured | target | verdict |", "|---|---|---|---|"]
     out += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in criteria_rows(data)]
     out += ["", "Tools: " + "; ".join(f"`{t}` = {TOOL_LABEL[t]}" for t in tools) + ". Ratios are smtshape / "
             "the other tool (below 1: smtshape is faster or smaller).", ""]
@@ -1128,7 +1257,10 @@ def _ints(text):
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", default="graphs,cold,corpus", help="comma list of graphs, cold, corpus")
-    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--tools", default=DEFAULT_TOOLS, help=f"comma list of {', '.join(TOOLS[:-1])}")
+    ap.add_argument("--baseline-root", default=None,
+                    help="another checkout of smtshape (an older commit's worktree), measured beside this one in "
+                         "every part as the tool 'baseline'")
     ap.add_argument("--transformer-sizes", default=DEFAULT_SIZES["transformer"], help="node counts; '' for none")
     ap.add_argument("--cnn-sizes", default=DEFAULT_SIZES["cnn"], help="node counts; '' for none")
     ap.add_argument("--sizes", default=None, help="sets both --transformer-sizes and --cnn-sizes")
@@ -1145,7 +1277,10 @@ def parse_args(argv):
     ap.add_argument("--slow-tools-max-nodes", type=int, default=50000, help="ort and osi skipped above this")
     ap.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "corpus"))
     ap.add_argument("--cold-models", default=COLD_MODELS, help="model stems in --corpus for part cold")
-    ap.add_argument("--cold-repeat", type=int, default=5)
+    ap.add_argument("--vnncomp", default=os.path.join(os.path.dirname(ROOT), "shared", "vnncomp"))
+    ap.add_argument("--cold-static-models", default=COLD_STATIC_MODELS,
+                    help="model stems in --vnncomp for part cold (models whose dims are all static)")
+    ap.add_argument("--cold-repeat", type=int, default=9, help="rounds of part cold (default 9)")
     ap.add_argument("--corpus-timeout", type=float, default=900.0, help="seconds per corpus worker (one per tool)")
     ap.add_argument("--out", default=None, help="markdown file whose bench section is rewritten")
     ap.add_argument("--json", default=None, help="also write raw results as JSON")
@@ -1159,10 +1294,18 @@ def parse_args(argv):
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     args.cold_models = [m.strip() for m in args.cold_models.split(",") if m.strip()]
-    args.corpus = os.path.abspath(args.corpus)
+    args.cold_static_models = [m.strip() for m in args.cold_static_models.split(",") if m.strip()]
+    args.corpus, args.vnncomp = os.path.abspath(args.corpus), os.path.abspath(args.vnncomp)
+    if args.baseline_root:
+        args.baseline_root = os.path.abspath(args.baseline_root)
+        if not os.path.isfile(os.path.join(args.baseline_root, "smtshape", "__init__.py")):
+            ap.error(f"--baseline-root {args.baseline_root}: no smtshape package there")
+        os.environ[BASELINE_ENV] = args.baseline_root      # (the workers read it)
+        if "baseline" not in args.tools:
+            args.tools.append("baseline")
     for t in args.tools:
-        if t not in TOOLS:
-            ap.error(f"unknown tool {t!r}; choose from {', '.join(TOOLS)}")
+        if t not in TOOLS or (t == "baseline" and BASELINE_ENV not in os.environ):
+            ap.error(f"unknown tool {t!r}; choose from {', '.join(TOOLS[:-1])} (baseline: give --baseline-root)")
     for p in args.parts:
         if p not in ("graphs", "cold", "corpus"):
             ap.error(f"unknown part {p!r}; choose from graphs, cold, corpus")

@@ -3,18 +3,44 @@
     import smtshape
     result = smtshape.analyze("model.onnx", assume=["seq <= 4096"], bind={"batch": 1})
     result.shape("logits")
+
+``import smtshape`` loads only what naming these exports needs: the analysis (and with
+it the store, sympy and numpy as far as the model needs them) is imported on the first
+read of ``analyze``, ``Result``, ``Verdict`` ... (``__getattr__`` below), and the op
+families when a node of one of their ops is met (``ops/__init__.py``).
 """
-from .api import analyze
 from .constraints import Conflict, Constraint, Provenance
 from .dim import Dim, Exactness
 from .errors import BadInput, RuleError, SmtShapeError
 from .registry import Registry
 from .registry import register_user as register
-from .result import Result, Specialization
-from .store import Verdict
 
 __all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "Specialization", "Conflict",
            "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
 from ._version import __version__  # noqa: E402
 
-from . import ops  # noqa: E402,F401  (registers the built-in rules, eagerly)
+from . import ops  # noqa: E402,F401  (the table of op families: each is imported on first use)
+
+# exports whose modules import the analysis: imported on first read
+_LAZY = {"analyze": "api", "Result": "result", "Specialization": "result", "Verdict": "store"}
+
+
+def __getattr__(name):
+    """``smtshape.analyze`` ... on first read; ``smtshape.<submodule>`` too (a submodule
+    not imported yet is imported when it is first named this way)."""
+    import importlib
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

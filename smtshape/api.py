@@ -6,8 +6,8 @@ import os
 from . import annotations as A
 from .engine import Engine, bind_and_assume, ensure_ops_loaded, load_model
 from .errors import BadInput
-from .perf import paused_gc
-from .registry import BUILTIN
+from .ops import NEWEST_OPSET
+from .perf import mark, paused_gc
 from .result import Result
 from .store import Domain, Store
 
@@ -56,6 +56,7 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
              accept_unchecked=()) -> Result:
     m = load_model(model)
     _check_opsets(m)
+    mark("read")
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     if isinstance(accept_unchecked, str):
         accept_unchecked = [accept_unchecked]
@@ -68,8 +69,10 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     eng.walk(m.graph)
     if policy in ("refine", "strict", "skip"):
         A.check_annotations(eng, policy)
+    mark("walk")
     res = Result(eng, store, policy, [t for t, _ in rels])
     res.consistent = store.check()
+    mark("check")
     if isinstance(model, (str, os.PathLike)):
         res.source_path = os.fspath(model)
     return res
@@ -79,9 +82,7 @@ def _check_opsets(m):
     """An opset of a standard domain newer than the installed onnx knows: a bad input
     (its ops' semantics are unknown here), never a silent analysis.  (onnx is asked
     only for an opset above the newest one smtshape has rules for.)"""
-    newest = max((v for d, _, v in BUILTIN.registered_ops() if d == ""), default=1) \
-        if _NEWEST[0] is None else _NEWEST[0]
-    _NEWEST[0] = newest
+    newest = NEWEST_OPSET           # (not every family's rules: they load on first use)
     for domain, version in dict(m.opset_imports).items():
         if domain in ("", "ai.onnx") and version is not None and version < 1:
             raise BadInput(f"the model imports opset {version} of the default ONNX domain; opsets start at 1")
@@ -91,6 +92,3 @@ def _check_opsets(m):
             if version > known:
                 raise BadInput(f"the model imports opset {version} of the default ONNX domain; the installed "
                                f"onnx {onnx.__version__} knows opsets up to {known}")
-
-
-_NEWEST = [None]

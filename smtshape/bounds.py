@@ -7,9 +7,8 @@ alias definitions and never asks a solver.
 """
 from __future__ import annotations
 
-import sympy
-
 from . import expr as E
+from .lazy import sympy
 
 _BOUND_DEPTH = 48
 _WRAP_RANGE = 2 ** 31 - 1
@@ -40,7 +39,9 @@ def upper_bound_over(store, e, keep):
         return 0 if x.is_nonnegative else None
 
     def up(x, depth):
-        if isinstance(x, (int, sympy.Integer)):
+        if isinstance(x, int):
+            return x
+        if isinstance(x, sympy.Integer):
             return int(x)
         if kept(x):
             return x

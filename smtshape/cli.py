@@ -270,6 +270,44 @@ def _import_rules_module(spec: str):
     return importlib.import_module(spec)
 
 
+def _rules_entry_points() -> list:
+    """The entry points of the ``smtshape.rules`` group (importlib.metadata's answer, asked
+    only when ``_may_declare_rules``: importing and running it costs about a third of a
+    cold ``smtshape check`` of a small model)."""
+    if not _may_declare_rules():
+        return []
+    from importlib.metadata import entry_points
+    return list(entry_points(group=RULES_GROUP))
+
+
+def _may_declare_rules() -> bool:
+    """Could an installed distribution declare a ``smtshape.rules`` entry point?  Only one
+    whose ``entry_points.txt`` names the group can: the metadata folders on ``sys.path``
+    are read for the name.  True as well wherever importlib.metadata would look where this
+    does not (a zip on ``sys.path``, a finder of distributions other than the path's)."""
+    import importlib.machinery
+    if any(f is not importlib.machinery.PathFinder and hasattr(f, "find_distributions") for f in sys.meta_path):
+        return True
+    needle = RULES_GROUP.encode()
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:
+            return True                               # (a zip: importlib.metadata reads it)
+        except OSError:
+            continue                                  # (no such folder: nothing there)
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(folder, name, "entry_points.txt"), "rb") as f:
+                        if needle in f.read():
+                            return True
+                except OSError:
+                    pass
+    return False
+
+
 def load_rules(modules=(), entry_points: bool = True):
     """The registry for a run: ``smtshape.register``'s default layer, under the
     rules of every entry point of the ``smtshape.rules`` group and every
@@ -280,8 +318,7 @@ def load_rules(modules=(), entry_points: bool = True):
     from . import registry as R
     objs = []
     if entry_points:
-        from importlib.metadata import entry_points as _eps
-        for ep in _eps(group=RULES_GROUP):
+        for ep in _rules_entry_points():
             try:
                 objs.append(ep.load())
             except Exception as e:

@@ -20,19 +20,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-import numpy as np
-from . import irtypes as ir
-import sympy
-
 from . import expr as E
+from . import irtypes as ir
 from .constraints import Constraint, Provenance, Relation, eq, number_truth, violation
 from .errors import Cannot, Invalid, RuleError
+from .lazy import imported, sympy
+from .lazy import numpy as np
 from .store import Store, Verdict
 
 # Values with more elements than this are not tracked element by element.
 MAX_VALUE_ELEMENTS = 4096
 INT64_MAX = 2 ** 63 - 1
-_Symbol = sympy.Symbol
 
 INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
              ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8,
@@ -245,7 +243,7 @@ class Context:
             dims = []
             for d in shape:
                 if d.__class__ is not int:
-                    if d.__class__ is _Symbol:      # (a dim symbol: nothing to normalize or cap)
+                    if d.__class__ is sympy.Symbol:      # (a dim symbol: nothing to normalize or cap)
                         dims.append(d)
                         continue
                     d = E.norm(d)
@@ -422,16 +420,22 @@ def element_kind(v) -> str:
     a float, anything else).  The one home of this question for value propagation."""
     if v is None:
         return "unknown"
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, bool):
         return "bool"
-    if isinstance(v, (int, np.integer)):
+    if isinstance(v, int):
         return "int"
-    if isinstance(v, sympy.Expr):
-        if isinstance(v, sympy.Float) or v.is_integer is False or v.is_finite is False:
-            return "unknown"
-        return "int"
-    if isinstance(v, sympy.logic.boolalg.Boolean):
-        return "bool"
+    if imported(np):                 # (only then can ``v`` be one of numpy's scalars)
+        if isinstance(v, np.bool_):
+            return "bool"
+        if isinstance(v, np.integer):
+            return "int"
+    if imported(sympy):
+        if isinstance(v, sympy.Expr):
+            if isinstance(v, sympy.Float) or v.is_integer is False or v.is_finite is False:
+                return "unknown"
+            return "int"
+        if isinstance(v, sympy.logic.boolalg.Boolean):
+            return "bool"
     return "unknown"
 
 

@@ -19,16 +19,20 @@ so ``FloorDiv(x, 2)`` is not ``floor(x/2)`` and costs tens of microseconds.
 
 The helpers ``add``, ``sub``, ``mul``, ``floordiv``, ... short-cut ints and
 intern results, so building the same expression twice is a dict lookup.
+
+sympy is imported only when the first symbolic term is built: ``sympy`` here is a
+stand-in (``lazy.py``) and the four function classes live in ``symbolic.py``, read as
+``E.FloorDiv`` ... (this module's ``__getattr__`` imports it on first read).  On ints
+every function here returns without touching either, so a model whose dims are all
+static never imports sympy.  Invariant: a function of this module reads a sympy name
+only on a path where one of its arguments is already a sympy term (or it builds a
+symbol).
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Union
 
-import sympy
-from sympy import Basic, Integer, Tuple
-
-Expr = Union[int, sympy.Expr]
+from .lazy import sympy
 
 # Expressions bigger than this (in operations) are replaced by a fresh symbol
 # by the callers (see context.Context.cap); sympy on huge trees is ruinous.
@@ -36,6 +40,36 @@ MAX_OPS = 200
 # Terms with branches (Piecewise / Min / Max) grow multiplicatively when nested
 # (chained Slices with run-time bounds); they are capped much earlier.
 MAX_BRANCHY_OPS = 24
+
+_FUNCTION_CLASSES = ("FloorDiv", "CeilDiv", "Mod", "Bcast")
+
+
+def __getattr__(name):
+    """``E.FloorDiv``, ``E.CeilDiv``, ``E.Mod``, ``E.Bcast`` (and the type ``E.Expr``):
+    imported with sympy on first read, then plain attributes of this module."""
+    if name in _FUNCTION_CLASSES or name == "Expr":
+        _load_classes()
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _load_classes():
+    from typing import Union
+
+    from . import symbolic
+    g = globals()
+    for n in _FUNCTION_CLASSES:
+        g[n] = getattr(symbolic, n)
+    g["Expr"] = Union[int, sympy.Expr]
+
+
+@lru_cache(maxsize=None)
+def relation_classes() -> tuple:
+    """``((sympy.Eq, "=="), (sympy.Ne, "!="), ...)``: sympy's six comparison classes and the
+    operator each is written with; the one table of them (made on first use, since reading
+    sympy's classes imports sympy)."""
+    return ((sympy.Eq, "=="), (sympy.Ne, "!="), (sympy.Le, "<="), (sympy.Lt, "<"), (sympy.Ge, ">="),
+            (sympy.Gt, ">"))
 
 
 def branchy(e) -> bool:
@@ -51,7 +85,7 @@ def norm(e) -> Expr:
     """Integer sympy constants become Python ints; everything else unchanged."""
     if isinstance(e, int):
         return e
-    if isinstance(e, Integer):
+    if isinstance(e, sympy.Integer):
         return int(e)
     if isinstance(e, (sympy.Float, sympy.Rational)) and e.is_integer:
         return int(e)
@@ -66,8 +100,8 @@ def raw_piecewise(*pairs) -> Expr:
     condition is over dims that are themselves Piecewise (a pool's output size).  The store,
     the Z3 translation and ``eval_int`` read a condition with Piecewise terms as it is."""
     from sympy.functions.elementary.piecewise import ExprCondPair
-    args = tuple(Tuple.__new__(ExprCondPair, to_sympy(e), sympy.true if c is True else c) for e, c in pairs)
-    return Basic.__new__(sympy.Piecewise, *args)
+    args = tuple(sympy.Tuple.__new__(ExprCondPair, to_sympy(e), sympy.true if c is True else c) for e, c in pairs)
+    return sympy.Basic.__new__(sympy.Piecewise, *args)
 
 
 def is_const(e) -> bool:
@@ -75,7 +109,7 @@ def is_const(e) -> bool:
 
 
 def to_sympy(e):
-    return Integer(e) if isinstance(e, int) else e
+    return sympy.Integer(e) if isinstance(e, int) else e
 
 
 @lru_cache(maxsize=65536)
@@ -88,132 +122,6 @@ def symbol(name: str) -> sympy.Symbol:
 def value_symbol(name: str) -> sympy.Symbol:
     """A symbol for a runtime *element value* (may be negative)."""
     return sympy.Symbol(name, integer=True)
-
-
-def _split_multiples(a, b: int):
-    """Split ``a`` into (q, r) with a == b*q + r, q holding the terms whose
-    integer coefficient is a multiple of the positive int ``b``."""
-    q, r = [], []
-    for term in sympy.Add.make_args(a):
-        coeff, rest = term.as_coeff_Mul()
-        if coeff.is_Integer and int(coeff) % b == 0:
-            q.append((int(coeff) // b) * rest)
-        else:
-            r.append(term)
-    return sympy.Add(*q), sympy.Add(*r)
-
-
-def _pos_int(b) -> int | None:
-    if isinstance(b, (int, Integer)) and int(b) > 0:
-        return int(b)
-    return None
-
-
-class FloorDiv(sympy.Function):
-    """floor(a / b) for integers, b > 0 (Python ``a // b``)."""
-
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Integer and b.is_Integer and b != 0:
-            return Integer(int(a) // int(b))
-        if b == 1:
-            return a
-        if a == 0:
-            return Integer(0)
-        bi = _pos_int(b)
-        if bi is None:
-            return None
-        if isinstance(a, FloorDiv) and _pos_int(a.args[1]):
-            return FloorDiv(a.args[0], Integer(bi * int(a.args[1])))
-        q, r = _split_multiples(a, bi)
-        if q != 0:
-            return q + FloorDiv(r, b)
-        return None
-
-    def _eval_is_nonnegative(self):
-        a, b = self.args
-        if a.is_nonnegative and b.is_positive:
-            return True
-        return None
-
-
-class CeilDiv(sympy.Function):
-    """ceil(a / b) for integers, b > 0 (``-((-a) // b)``)."""
-
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Integer and b.is_Integer and b != 0:
-            return Integer(-((-int(a)) // int(b)))
-        if b == 1:
-            return a
-        if a == 0:
-            return Integer(0)
-        bi = _pos_int(b)
-        if bi is None:
-            return None
-        q, r = _split_multiples(a, bi)
-        if q != 0:
-            return q + CeilDiv(r, b)
-        return None
-
-    def _eval_is_nonnegative(self):
-        a, b = self.args
-        if a.is_nonnegative and b.is_positive:
-            return True
-        return None
-
-
-class Mod(sympy.Function):
-    """a - b * floor(a / b) for integers, b > 0 (Python ``a % b``)."""
-
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if a.is_Integer and b.is_Integer and b != 0:
-            return Integer(int(a) % int(b))
-        if b == 1 or a == 0:
-            return Integer(0)
-        bi = _pos_int(b)
-        if bi is None:
-            return None
-        q, r = _split_multiples(a, bi)
-        if q != 0:
-            return Mod(r, b)
-        return None
-
-    def _eval_is_nonnegative(self):
-        if self.args[1].is_positive:
-            return True
-        return None
-
-
-class Bcast(sympy.Function):
-    """Broadcast of two sizes: ``a`` when ``b == 1`` else ``b``."""
-
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if a == b or a == 1:
-            return b
-        if b == 1:
-            return a
-        if b.is_Integer:          # b != 1: the result is b whatever a is
-            return b
-        if a.is_Integer:          # a != 1: b must be a or 1, result is a
-            return a
-        return None
-
-    def _eval_is_nonnegative(self):
-        a, b = self.args
-        if a.is_nonnegative and b.is_nonnegative:
-            return True
-        return None
 
 
 # ---------------------------------------------------------------- builders
@@ -272,7 +180,7 @@ def prod(items) -> Expr:
         return const
     if len(syms) == 1:
         return mul(syms[0], const)
-    return norm(sympy.Mul(Integer(const), *syms))
+    return norm(sympy.Mul(sympy.Integer(const), *syms))
 
 
 def total(items) -> Expr:
@@ -285,21 +193,24 @@ def total(items) -> Expr:
         return const
     if len(syms) == 1:
         return add(syms[0], const)
-    return norm(sympy.Add(*syms, Integer(const)))
+    return norm(sympy.Add(*syms, sympy.Integer(const)))
 
 
 @lru_cache(maxsize=65536)
 def _fdiv(a, b):
+    from .symbolic import FloorDiv
     return norm(FloorDiv(to_sympy(a), to_sympy(b)))
 
 
 @lru_cache(maxsize=65536)
 def _cdiv(a, b):
+    from .symbolic import CeilDiv
     return norm(CeilDiv(to_sympy(a), to_sympy(b)))
 
 
 @lru_cache(maxsize=65536)
 def _mod(a, b):
+    from .symbolic import Mod
     return norm(Mod(to_sympy(a), to_sympy(b)))
 
 
@@ -315,6 +226,7 @@ def _max(a, b):
 
 @lru_cache(maxsize=65536)
 def _bcast(a, b):
+    from .symbolic import Bcast
     return norm(Bcast(to_sympy(a), to_sympy(b)))
 
 
@@ -356,8 +268,8 @@ def max_of(items) -> Expr:
     """The largest of some dims, for a bound: the numbers folded into one, each other term
     once, the rest an unevaluated ``Max`` (sympy's own Max compares every pair of its
     arguments, seconds on deep broadcast trees)."""
-    nums = [int(x) for x in items if isinstance(x, (int, Integer))]
-    terms = list(dict.fromkeys(x for x in items if not isinstance(x, (int, Integer))))
+    nums = [int(x) for x in items if isinstance(x, int) or getattr(x, "is_Integer", False)]
+    terms = list(dict.fromkeys(x for x in items if not (isinstance(x, int) or getattr(x, "is_Integer", False))))
     if nums:
         terms.append(max(nums))
     if len(terms) == 1:
@@ -421,7 +333,7 @@ def evaluate(e, env: dict, definitions: dict | None = None) -> int | None:
                 if v is None:
                     return None
                 env[s.name] = v
-    m = {s: Integer(env[s.name]) for s in free_symbols(e) if s.name in env}
+    m = {s: sympy.Integer(env[s.name]) for s in free_symbols(e) if s.name in env}
     v = e.xreplace(m)
     if isinstance(v, (bool, sympy.logic.boolalg.BooleanAtom)):
         return int(bool(v))
@@ -501,16 +413,27 @@ def _ev_pow(e, env, defs, memo):
     raise NotClosed("cannot evaluate a non-integer power")
 
 
-def _ev_division(e, env, defs, memo):
-    """FloorDiv rounds down, CeilDiv up, Mod takes the divisor's sign (Python's ``%``)."""
+def _operands(e, env, defs, memo):
     a, b = eval_int(e.args[0], env, defs, memo), eval_int(e.args[1], env, defs, memo)
     if b == 0:
         raise NotClosed("division by zero")
-    if e.__class__ is FloorDiv:
-        return a // b
-    if e.__class__ is Mod:
-        return a % b
+    return a, b
+
+
+def _ev_floordiv(e, env, defs, memo):
+    a, b = _operands(e, env, defs, memo)
+    return a // b
+
+
+def _ev_ceildiv(e, env, defs, memo):
+    a, b = _operands(e, env, defs, memo)
     return -((-a) // b)
+
+
+def _ev_mod(e, env, defs, memo):
+    """Python's ``%``: the sign of the divisor."""
+    a, b = _operands(e, env, defs, memo)
+    return a % b
 
 
 def _ev_bcast(e, env, defs, memo):
@@ -540,9 +463,10 @@ def _ev_none(e, env, defs, memo):
 def _eval_by_kind(e):
     """The evaluator of ``e``'s class, found by isinstance and remembered in ``_EVAL``
     (sympy's integers come in several classes: One, Zero, NegativeOne, ...)."""
+    from .symbolic import Bcast, CeilDiv, FloorDiv, Mod
     for kind, f in ((sympy.Integer, _ev_integer), (sympy.Symbol, _ev_symbol), (sympy.Add, _ev_add),
-                    (sympy.Mul, _ev_mul), (sympy.Pow, _ev_pow), (FloorDiv, _ev_division),
-                    (CeilDiv, _ev_division), (Mod, _ev_division), (Bcast, _ev_bcast), (sympy.Min, _ev_min),
+                    (sympy.Mul, _ev_mul), (sympy.Pow, _ev_pow), (FloorDiv, _ev_floordiv),
+                    (CeilDiv, _ev_ceildiv), (Mod, _ev_mod), (Bcast, _ev_bcast), (sympy.Min, _ev_min),
                     (sympy.Max, _ev_max), (sympy.Piecewise, _ev_piecewise)):
         if isinstance(e, kind):
             break
@@ -558,9 +482,13 @@ _EVAL: dict = {}     # class -> evaluator, filled on first sight of each class
 def eval_cond(c, env, defs=None, memo=None) -> bool:
     if memo is None:
         memo = {}
-    if c is sympy.true or c is True:
+    if c is True:
         return True
-    if c is sympy.false or c is False:
+    if c is False:
+        return False
+    if c is sympy.true:
+        return True
+    if c is sympy.false:
         return False
     op = _REL_OPS.get(type(c).__name__)
     if op is not None:

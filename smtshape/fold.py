@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from . import irtypes as ir
-from onnx import helper
-
 from .context import INT_TYPES, MAX_VALUE_ELEMENTS
+from .lazy import numpy as np
 from .reader import node_proto
 
 MAX_ELEMENTS = 64    # shape arithmetic is scalars and short vectors; weights are not folded
@@ -93,6 +91,7 @@ def try_fold(ctx) -> bool:
         # the rules are the authority: onnx.reference computes in float64 where the
         # runtime may not; a shape that disagrees with the rule's is not taken
         return False
+    from onnx import helper      # (onnx only once a node is folded: most nodes stop above)
     for k, o in enumerate(outs):
         o = np.asarray(o)
         try:
@@ -107,6 +106,7 @@ def try_fold(ctx) -> bool:
 
 
 def _run(node, arrays, opset):
+    from onnx import helper
     from onnx.reference import ReferenceEvaluator
 
     proto = node_proto(node)

@@ -75,11 +75,10 @@ import weakref
 from fractions import Fraction
 from typing import NamedTuple
 
-import sympy
-
 from . import expr as E
 from . import irtypes as ir
 from .constraints import all_of, ge, le, ne
+from .lazy import sympy
 from .store import Verdict
 
 DT = ir.DataType

@@ -35,11 +35,10 @@ from __future__ import annotations
 import os
 from typing import Callable, NamedTuple
 
-import sympy
-
 from . import expr as E
 from .constraints import And, Not, Or, Rel, Relation
 from .errors import BadInput
+from .lazy import sympy
 
 __all__ = [
     "ParseError",
@@ -162,10 +161,6 @@ _LEVEL = {"or": _OR, "and": _AND, "+": _ADD, "-": _ADD,
           "*": _MUL, "//": _MUL, "%": _MUL}
 for _op in _CMP:
     _LEVEL[_op] = _CMP_L
-
-_SYMPY_REL = {"==": sympy.Eq, "!=": sympy.Ne, "<=": sympy.Le,
-              "<": sympy.Lt, ">=": sympy.Ge, ">": sympy.Gt}
-
 
 class _Val(NamedTuple):
     is_rel: bool     # a relation (True) or an integer expression (False)
@@ -551,7 +546,8 @@ class _Parser:
 
 def _sympy_cond(r):
     if isinstance(r, Rel):
-        return _SYMPY_REL[r.op](E.to_sympy(r.lhs), E.to_sympy(r.rhs))
+        cls = next(c for c, op in E.relation_classes() if op == r.op)
+        return cls(E.to_sympy(r.lhs), E.to_sympy(r.rhs))
     if isinstance(r, And):
         return sympy.And(*(_sympy_cond(a) for a in r.args))
     if isinstance(r, Or):

@@ -1,9 +1,11 @@
-"""Performance helpers shared by the API entry points."""
+"""Performance helpers shared by the API entry points: the paused collector, and the
+marks a per-phase breakdown of an analysis reads (``benchmarks/bench.py``)."""
 from __future__ import annotations
 
 import contextlib
 import gc
 import threading
+import time
 
 _LOCK = threading.Lock()
 _DEPTH = [0]
@@ -38,3 +40,25 @@ def paused_gc():
                 gc.freeze()
                 gc.unfreeze()
                 gc.enable()
+
+
+_MARKS: list | None = None
+
+
+def mark(phase: str) -> None:
+    """The analysis has just finished ``phase`` ("read", "walk", "check"): its process time
+    is recorded while ``phases`` records, and nothing happens otherwise."""
+    if _MARKS is not None:
+        _MARKS.append((phase, time.process_time()))
+
+
+@contextlib.contextmanager
+def phases():
+    """Record the marks of the analyses run in the block (one thread at a time: a
+    benchmark's).  Yields the list of (phase, process time) pairs, filled as they come."""
+    global _MARKS
+    prev, _MARKS = _MARKS, []
+    try:
+        yield _MARKS
+    finally:
+        _MARKS = prev

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import sympy
-
 from . import expr as E
+from .lazy import sympy
 
 
 def show(e) -> str:
@@ -116,13 +115,10 @@ def _p(e, prec: int) -> str:
     raise ValueError(f"cannot print expression {e!r}")
 
 
-_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
-
-
 def _cond(c) -> str:
     if c is sympy.true or c == True:  # noqa: E712
         return "1 == 1"
-    for k, op in _REL.items():
+    for k, op in E.relation_classes():
         if isinstance(c, k):
             return f"{_p(c.lhs, 1)} {op} {_p(c.rhs, 1)}"
     if isinstance(c, sympy.And):

@@ -9,8 +9,11 @@ since_version)``; a node of opset ``v`` uses the rule with the largest
 Registries are objects and layer: a registry answers from its own rules
 first, then from its parent's.  Three are worth knowing:
 
-``BUILTIN``   smtshape's own rules, filled when ``smtshape.ops`` is imported
-              (``import smtshape`` does it, eagerly).
+``BUILTIN``   smtshape's own rules.  ``smtshape.ops`` (imported by ``import smtshape``)
+              gives it the table of op families (``defer``); a family's module is
+              imported, and registers its rules, on the first lookup of one of its
+              ops, so a run pays only for the families its model uses.  Whatever
+              needs every rule (``registered_ops``, ``copy``) imports them all first.
 ``DEFAULT``   a layer over ``BUILTIN`` that ``smtshape.register`` writes to and
               that ``analyze`` uses when no ``rules=`` is given: a rule
               registered there takes precedence over the built-in one for the
@@ -27,6 +30,7 @@ first, then from its parent's.  Three are worth knowing:
 """
 from __future__ import annotations
 
+import importlib
 from bisect import bisect_right
 from typing import Callable
 
@@ -46,11 +50,42 @@ class Registry:
         self.parent = parent if parent is not None else (BUILTIN if builtin_parent and "BUILTIN" in globals()
                                                          else None)
         self._cache: dict = {}
+        self._deferred: dict[tuple[str, str], str] = {}   # (domain, op) -> module that registers its rules
+
+    def defer(self, families: dict, package: str) -> None:
+        """Rules registered on first use: ``families`` maps a module of ``package`` to the
+        ops it registers in this layer, ``{domain: "Op Op ..."}``; the module is imported
+        when one of them is first looked up (or registered, unregistered, listed, copied:
+        whatever reads the op's rules sees the module's rules first)."""
+        for module, domains in families.items():
+            for domain, ops in domains.items():
+                for op in ops.split():
+                    self._deferred[(_norm_domain(domain), op)] = f"{package}.{module}"
+        _GENERATION[0] += 1
+
+    def _materialize(self, key) -> None:
+        """Import the module ``defer`` named for ``key`` (its rules register themselves)."""
+        module = self._deferred.get(key)
+        if module is None:
+            return
+        keys = [k for k, m in self._deferred.items() if m == module]
+        for k in keys:
+            del self._deferred[k]        # (before importing: its own registrations come back here)
+        try:
+            importlib.import_module(module)
+        except BaseException:
+            self._deferred.update(dict.fromkeys(keys, module))   # (a failed import is retried, never "no rule")
+            raise
+
+    def _materialize_all(self) -> None:
+        while self._deferred:
+            self._materialize(next(iter(self._deferred)))
 
     def register(self, domain: str, op_type: str, since_version: int = 1):
         """Decorator: register ``fn`` as the rule for ``op_type`` from ``since_version`` on."""
 
         def deco(fn: Rule) -> Rule:
+            self._materialize((_norm_domain(domain), op_type))    # (a deferred built-in rule first)
             entries = self._rules.setdefault((_norm_domain(domain), op_type), [])
             entries[:] = [e for e in entries if e[0] != since_version]
             entries.append((since_version, fn))
@@ -68,10 +103,13 @@ class Registry:
 
     def unregister(self, domain: str, op_type: str) -> None:
         """Remove this layer's rules for an op (the parent's, if any, show through)."""
+        self._materialize((_norm_domain(domain), op_type))
         self._rules.pop((_norm_domain(domain), op_type), None)
         _GENERATION[0] += 1
 
     def _own(self, key, opset):
+        if key in self._deferred:
+            self._materialize(key)
         entries = self._rules.get(key)
         if not entries:
             return None
@@ -98,12 +136,14 @@ class Registry:
 
     def registered_ops(self) -> list[tuple[str, str, int]]:
         """(domain, op, since_version) of this layer and its parents."""
+        self._materialize_all()
         out = {(d, op, v) for (d, op), es in self._rules.items() for v, _ in es}
         if self.parent is not None:
             out |= set(self.parent.registered_ops())
         return sorted(out)
 
     def copy(self) -> "Registry":
+        self._materialize_all()
         new = Registry(self.parent)
         new._rules = {k: list(v) for k, v in self._rules.items()}
         new._hidden = set(self._hidden)

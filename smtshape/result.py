@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import os
 
-import sympy
-
 from . import expr as E
 from . import irtypes as ir
 from .constraints import Conflict, Relation, eq
@@ -13,6 +11,7 @@ from .errors import BadInput
 from .findings import Specialization, Specializations  # noqa: F401  (re-exported)
 from .findings import specializations as _specializations
 from .fileio import write_atomic
+from .lazy import sympy
 from .perf import paused_gc
 from .printing import show
 from .reader import to_proto

@@ -58,7 +58,7 @@ class Signature:
     allowed type strings of each type parameter, attribute types and required ones."""
 
     __slots__ = ("op", "since", "inputs", "outputs", "allowed", "attrs", "required", "min_in", "max_in",
-                 "min_out", "max_out")
+                 "min_out", "max_out", "_passed")
 
     def __init__(self, op, since, row, sets):
         self.op = op
@@ -69,6 +69,7 @@ class Signature:
         self.attrs = row["a"]                              # name -> AttributeType code
         self.required = row["r"]
         self.min_in, self.max_in, self.min_out, self.max_out = row["n"]
+        self._passed: dict = {}     # what ``check`` depends on -> its answer, for nodes that passed
 
     def formal(self, params, i: int):
         """The formal parameter of actual position ``i`` (a variadic last one repeats)."""
@@ -80,7 +81,29 @@ class Signature:
 
     def check(self, ctx) -> list:
         """State the schema's preconditions on the node ``ctx``; the element type string
-        of each output the schema fixes (None where it does not)."""
+        of each output the schema fixes (None where it does not).
+
+        A node that passes is remembered by all the check reads: its stored attributes
+        (``attr_key``: their names, types and values), its inputs' presence and type strings
+        and its output count; a node equal in those passes with the same answer (a node that
+        fails is checked every time: its conflicts are its own)."""
+        key = None
+        ak = getattr(ctx.node, "attr_key", None)
+        if ak is not None:
+            ins = ctx.inputs
+            key = (ak, len(ctx.outputs), tuple([0 if v is None else type_string(ctx.input(i))
+                                                for i, v in enumerate(ins)]))
+            hit = self._passed.get(key)
+            if hit is not None:
+                return list(hit)
+        outs = self._check(ctx)
+        if key is not None:
+            if len(self._passed) > 4096:
+                self._passed.clear()
+            self._passed[key] = tuple(outs)
+        return outs
+
+    def _check(self, ctx) -> list:
         op = ctx.op_type
         n_in = len(ctx.inputs)
         present = n_in

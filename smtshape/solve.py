@@ -16,7 +16,7 @@ messages with a throwaway one, and control-flow rules pick Piecewise branches wi
 """
 from __future__ import annotations
 
-import sympy
+from .lazy import sympy
 
 from . import expr as E
 from .constraints import eq, ge, le
@@ -184,7 +184,6 @@ class DimSolver:
         return upper_bound_over(st, c, keep)
 
 
-_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
 
 
 def decide_piecewise(st, pw):
@@ -193,7 +192,7 @@ def decide_piecewise(st, pw):
     for val, cond in pw.args:
         if cond is sympy.true or cond == True:  # noqa: E712
             return val
-        op = next((o for k, o in _SYMPY_REL.items() if isinstance(cond, k)), None)
+        op = next((o for k, o in E.relation_classes() if isinstance(cond, k)), None)
         if op is None:
             return None
         v = st.decide(Rel(op, E.norm(cond.lhs), E.norm(cond.rhs)), optional=True)

@@ -172,6 +172,23 @@ def test_entry_point_group_is_loaded(tmp_path, capsys, monkeypatch):
     assert code == 0 and "0 nodes not checked" in out
 
 
+def test_distributions_are_scanned_only_where_one_may_declare_rules(tmp_path, monkeypatch):
+    """importlib.metadata runs only when a metadata folder on sys.path names the group, or
+    when it would look where the quick look does not (a zip on sys.path)."""
+    from smtshape.cli import _may_declare_rules
+    other = tmp_path / "other-1.0.dist-info"
+    other.mkdir()
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n")
+    monkeypatch.setattr("sys.path", [str(tmp_path), str(tmp_path / "missing")])
+    assert not _may_declare_rules()
+    (tmp_path / "plug-1.0.egg-info").mkdir()
+    (tmp_path / "plug-1.0.egg-info" / "entry_points.txt").write_text("[smtshape.rules]\nplug = plug\n")
+    assert _may_declare_rules()
+    (tmp_path / "lib.zip").write_bytes(b"PK\x05\x06" + b"\0" * 18)
+    monkeypatch.setattr("sys.path", [str(tmp_path / "missing"), str(tmp_path / "lib.zip")])
+    assert _may_declare_rules()
+
+
 def test_save_of_an_onnx_ir_model_with_external_data(tmp_path, monkeypatch):
     import onnx_ir as ir
     import smtshape

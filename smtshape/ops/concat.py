@@ -3,8 +3,8 @@ skipped by onnxruntime: a disjunction, never a size forced), the axis summed or
 divided, the values concatenated or split."""
 from __future__ import annotations
 
-import numpy as np
-import sympy
+from ..lazy import numpy as np
+from ..lazy import sympy
 
 from .. import expr as E
 from ..constraints import any_of, eq, ge

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 
 from .. import irtypes as ir
-import sympy
 
 from .. import expr as E
 from ..constraints import Provenance, Rel, _sides_of, all_of, any_of, eq, ge, le
@@ -37,6 +36,7 @@ from ..context import TensorInfo
 from ..context import const_info, element_kind
 from ..graph import topo_order
 from ..errors import BadInput
+from ..lazy import sympy
 from ..registry import register
 from ..printing import show
 from ..store import Verdict
@@ -175,13 +175,9 @@ def if_rule(ctx):
 
 
 # ---------------------------------------------------------------- If: joining the branches
-_REL_OPS = ((sympy.Eq, "=="), (sympy.Ne, "!="), (sympy.Le, "<="), (sympy.Lt, "<"), (sympy.Ge, ">="),
-            (sympy.Gt, ">"))
-
-
 def _relation_of(c):
     """The relation a sympy condition (a comparison of dims, and / or / not of them) states, or None."""
-    for cls, op in _REL_OPS:
+    for cls, op in E.relation_classes():
         if isinstance(c, cls):
             return Rel(op, E.norm(c.lhs), E.norm(c.rhs))
     if isinstance(c, (sympy.And, sympy.Or)):

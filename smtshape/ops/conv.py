@@ -42,8 +42,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-import sympy
+from ..lazy import numpy as np
+from ..lazy import sympy
 
 from .. import irtypes as ir
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from .. import irtypes as ir
-import sympy
-from sympy.logic.boolalg import Boolean, BooleanAtom
-
 from .. import expr as E
+from .. import irtypes as ir
 from .. import numeric as N
 from ..constraints import any_of, eq, ge, gt, le, lt, ne
+from ..lazy import imported, sympy
+from ..lazy import numpy as np
 from ..printing import show
 from ..registry import register
 from ..store import Verdict
@@ -34,14 +32,25 @@ _MAX_FLOAT_CONST = 64
 def is_bool(v) -> bool:
     """A boolean element: a Python bool or a sympy boolean (a sympy Symbol is both a
     Boolean and an Expr: it is an int element here, never a condition)."""
-    return isinstance(v, (bool, np.bool_)) or (isinstance(v, Boolean) and not isinstance(v, sympy.Expr))
+    if isinstance(v, bool):
+        return True
+    if isinstance(v, int):
+        return False
+    return (imported(np) and isinstance(v, np.bool_)) or \
+        (imported(sympy) and isinstance(v, sympy.logic.boolalg.Boolean) and not isinstance(v, sympy.Expr))
+
+
+def _bool_constant(v) -> bool:
+    """A Python or numpy bool (asked without importing numpy: a numpy bool exists only
+    once numpy is imported)."""
+    return isinstance(v, bool) or (imported(np) and isinstance(v, np.bool_))
 
 
 def is_int(v) -> bool:
     """An integer element: a Python int or a sympy integer expression (not a boolean)."""
     if isinstance(v, bool):
         return False
-    return isinstance(v, int) or (isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
+    return isinstance(v, int) or (imported(sympy) and isinstance(v, sympy.Expr) and not isinstance(v, sympy.Float))
 
 
 def fit(v):
@@ -49,10 +58,10 @@ def fit(v):
     size cap (None beyond it); numbers and ``numeric.Real`` as they are."""
     if v is None or isinstance(v, N.Real):
         return v
-    if isinstance(v, (bool, np.bool_, BooleanAtom)):
-        return bool(v)
-    if isinstance(v, int):
+    if isinstance(v, int):          # (a bool is one too: kept as it is)
         return v
+    if _bool_constant(v) or (imported(sympy) and isinstance(v, sympy.logic.boolalg.BooleanAtom)):
+        return bool(v)
     if is_bool(v) or is_int(v):
         v = E.norm(v) if is_int(v) else v
         return v if isinstance(v, int) or E.size(v) <= E.MAX_OPS else None
@@ -145,7 +154,7 @@ def _cmp(op, pyop, sym):
 
 
 def _sbool(b):
-    if isinstance(b, BooleanAtom):
+    if isinstance(b, sympy.logic.boolalg.BooleanAtom):
         return bool(b)
     return b
 
@@ -154,21 +163,22 @@ def _logic(fn, pyfn):
     def f(ctx, *args):
         if not all(is_bool(a) for a in args):
             return None
-        if all(isinstance(a, (bool, np.bool_)) for a in args):
+        if all(_bool_constant(a) for a in args):
             return pyfn(*[bool(a) for a in args])
         return _sbool(fn(*args))
     return f
 
 
 _COMPARE_VALUE = {
-    "Equal": _cmp(eq, lambda a, b: a == b, sympy.Eq),
-    "Less": _cmp(lt, lambda a, b: a < b, sympy.Lt),
-    "Greater": _cmp(gt, lambda a, b: a > b, sympy.Gt),
-    "LessOrEqual": _cmp(le, lambda a, b: a <= b, sympy.Le),
-    "GreaterOrEqual": _cmp(ge, lambda a, b: a >= b, sympy.Ge),
-    "And": _logic(sympy.And, lambda a, b: a and b),
-    "Or": _logic(sympy.Or, lambda a, b: a or b),
-    "Xor": _logic(sympy.Xor, lambda a, b: a != b),
+    # (sympy's classes are read when a symbolic element is met: ``lazy.py``)
+    "Equal": _cmp(eq, lambda a, b: a == b, lambda a, b: sympy.Eq(a, b)),
+    "Less": _cmp(lt, lambda a, b: a < b, lambda a, b: sympy.Lt(a, b)),
+    "Greater": _cmp(gt, lambda a, b: a > b, lambda a, b: sympy.Gt(a, b)),
+    "LessOrEqual": _cmp(le, lambda a, b: a <= b, lambda a, b: sympy.Le(a, b)),
+    "GreaterOrEqual": _cmp(ge, lambda a, b: a >= b, lambda a, b: sympy.Ge(a, b)),
+    "And": _logic(lambda *a: sympy.And(*a), lambda a, b: a and b),
+    "Or": _logic(lambda *a: sympy.Or(*a), lambda a, b: a or b),
+    "Xor": _logic(lambda *a: sympy.Xor(*a), lambda a, b: a != b),
 }
 # ops whose elements numeric.apply computes
 _ARITH_VALUE = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "Max", "Min", "Sum", "Mean"}
@@ -316,7 +326,7 @@ register("", "PRelu", 1)(prelu)
 # ============================================================ unary ops
 # ops whose elements numeric.apply computes (in the input's element type)
 _ARITH_UNARY = {"Neg", "Abs", "Identity", "Floor", "Ceil", "Round", "Sign", "Relu", "Reciprocal"}
-_UNARY_VALUE = {"Not": _logic(sympy.Not, lambda a: not a)}
+_UNARY_VALUE = {"Not": _logic(lambda a: sympy.Not(a), lambda a: not a)}
 
 UNARY = ["Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Floor", "Ceil",
          "Round", "Sign", "Not", "IsNaN", "IsInf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh",
@@ -431,7 +441,7 @@ def cast_value(ctx, a, src, dst):
             return True if v is Verdict.PROVEN else False if v is Verdict.REFUTED else _sbool(sympy.Ne(a, 0))
         return None
     if is_bool(a):
-        if isinstance(a, (bool, np.bool_)):
+        if _bool_constant(a):
             return int(bool(a))
         if not _plain_cond(a) or (dst not in N.INT_RANGE and dst not in N.FLOAT_FORMATS):
             return None
@@ -481,7 +491,7 @@ register("", "CastLike", 15)(cast_like)
 def _where_value(ctx, c, x, y):
     """The element Where selects (any element kind); a condition known only as a relation
     selects between two integer elements as a Piecewise."""
-    if isinstance(c, (bool, np.bool_)):
+    if _bool_constant(c):
         return x if c else y
     if not is_bool(c):
         return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ..lazy import numpy as np
 
 from .. import expr as E
 from ..constraints import ge, le

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from .. import irtypes as ir
-import sympy
-
 from .. import expr as E
+from .. import irtypes as ir
+from ..lazy import imported, sympy
+from ..lazy import numpy as np
 from ..constraints import all_of, any_of, eq, ge, le, lt
 from ..context import MAX_VALUE_ELEMENTS, element_kind
 from ..printing import show
@@ -47,11 +46,11 @@ def _one_element(t) -> bool:
 
 def _int(v):
     """A plain int for a known element (int / bool / numpy scalar / integer sympy), else None."""
-    if isinstance(v, (bool, np.bool_)):
+    if isinstance(v, int):               # (bool included)
         return int(v)
-    if isinstance(v, (int, np.integer)):
+    if imported(np) and isinstance(v, (np.bool_, np.integer)):
         return int(v)
-    if isinstance(v, sympy.Integer):
+    if imported(sympy) and isinstance(v, sympy.Integer):
         return int(v)
     return None
 

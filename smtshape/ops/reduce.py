@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ..lazy import numpy as np
 from .. import irtypes as ir
 
 from .. import expr as E

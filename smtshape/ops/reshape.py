@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-import numpy as np
-import sympy
+from ..lazy import numpy as np
+from ..lazy import sympy
 
 from .. import expr as E
 from ..constraints import Rel, any_of, eq, ge, gt, ne

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import numpy as np
+from ..lazy import numpy as np
 
 from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, gt, le

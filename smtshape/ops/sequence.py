@@ -16,7 +16,7 @@ content it holds when present.
 from __future__ import annotations
 
 from .. import irtypes as ir
-import sympy
+from ..lazy import sympy
 
 from .. import expr as E
 from ..constraints import Provenance, ge, gt, le

@@ -3,8 +3,8 @@ is known only at run time, and the ends where the spec and onnxruntime read
 INT32_MAX / INT64_MAX differently with a negative step (ARCHITECTURE item 14)."""
 from __future__ import annotations
 
-import numpy as np
-import sympy
+from ..lazy import numpy as np
+from ..lazy import sympy
 
 from .. import expr as E
 from ..constraints import all_of, any_of, eq, ge, le, lt, ne

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from ..lazy import numpy as np
 
 from ..constraints import ge
 from ..context import MAX_VALUE_ELEMENTS, element_kind

@@ -11,5 +11,6 @@ onnxruntime has).
 | quant.py      | QLinearAdd/Mul/Sigmoid/LeakyRelu/Softmax/AveragePool/GlobalAveragePool/Concat/Conv, QGemm, DynamicQuantizeMatMul, MatMulIntegerToFloat, MatMulNBits, GatherBlockQuantized, QuantizeLinear, DequantizeLinear |
 | attention.py  | Attention, MultiHeadAttention, GroupQueryAttention, DecoderMaskedMultiHeadAttention, RotaryEmbedding, LongformerAttention |
 | misc.py       | the remaining ops of onnxruntime's SymbolicShapeInference (padding removal, relative position bias, UnfoldTensor, ...) |
+
+Each module is imported when a node of one of its ops is first met (``ops/__init__.py``).
 """
-from . import activation, attention, fused, misc, norm, quant  # noqa: F401
