@@ -43,7 +43,13 @@ def transform(h="H", w="W", a=288.0, b=576.0):
 def test_resized_image_is_bounded(h, w):
     res = smtshape.analyze(transform())
     assert res.consistent is True and not res.specializations
-    got = run_onnxruntime(transform(), {"x": np.zeros((3, h, w), np.float32)})[0].shape
+    try:
+        got = run_onnxruntime(transform(), {"x": np.zeros((3, h, w), np.float32)})[0].shape
+    except Exception as e:
+        # (an image so thin that the float32 size floors to 0, h = 1 beside w = 577: onnxruntime
+        # refuses the scale 0; no size to bound)
+        assert "Scale value should be greater than 0" in str(e), str(e)
+        return
     dims = res.shape("y")
     assert [d.expr for d in dims[:2]] == [1, 3]
     for d, n in zip(dims[2:], got[2:]):
