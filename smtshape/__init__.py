@@ -3,6 +3,9 @@
     import smtshape
     result = smtshape.analyze("model.onnx", assume=["seq <= 4096"], bind={"batch": 1})
     result.shape("logits")
+    result.save("static.onnx", simplify=True)     # the shapes written in, shape plumbing folded
+
+Writing models: ``smtshape.simplify`` (``simplify``, ``specialize``, ``Report``).
 """
 from .api import analyze
 from .constraints import Conflict, Constraint, Provenance
@@ -10,10 +13,11 @@ from .dim import Dim, Exactness
 from .errors import BadInput, RuleError, SmtShapeError
 from .registry import Registry
 from .registry import register_user as register
-from .result import Result, Specialization
+from .query import QueryAnswer
+from .result import Result, Specialization, ValueInfo
 from .store import Verdict
 
-__all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "Specialization", "Conflict",
+__all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "QueryAnswer", "ValueInfo", "Specialization", "Conflict",
            "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
 __version__ = "0.1.0"
 

@@ -160,11 +160,13 @@ class _Solver:
         self.terms = Z3Terms(self.ctx)
         self.s = z3.Solver(ctx=self.ctx)
         self.ok = True
+        self.skipped = 0           # constraints Z3 cannot take: a model found may violate them
         syms: set = set()
         for c in constraints:
             try:
                 self.s.add(self.terms.relation(c.relation))
             except Untranslatable:
+                self.skipped += 1
                 continue          # fewer constraints: every bound found is still implied
             syms |= c.relation.symbols()
         self.syms = syms

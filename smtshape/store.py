@@ -57,10 +57,21 @@ from .z3bridge import SmtLib, Untranslatable, Z3Terms, domain_bound, one_line
 
 
 class Verdict(enum.Enum):
+    """The answer to a question about the dims: PROVEN (holds for every input the
+    constraints allow), REFUTED (for none), UNKNOWN (not decided: ``Store.decide`` says so
+    for "true for some inputs and not others" too), CONTINGENT (``Result.prove`` /
+    ``Result.query``: a witness exists on each side).  Not a truth value: ``bool(v)``
+    raises TypeError; compare with ``is``."""
+
     PROVEN = "proven"
     REFUTED = "refuted"
     UNKNOWN = "unknown"
     CONTINGENT = "contingent"   # Result.query only (true for some inputs, false for others); decide never returns it
+
+    def __bool__(self):
+        # ``if result.prove(...)`` was taken for REFUTED too (enum members are truthy)
+        raise TypeError(f"a Verdict ({self.name}) is not a truth value: compare it, e.g. "
+                        "`result.prove(...) is Verdict.PROVEN`, or use `result.query(...).proven`")
 
 
 @dataclass
@@ -1004,6 +1015,36 @@ class Store:
                 seen.add(bool(_holds(cr, env, self.definitions, self._uniform_memo.setdefault(v, {}))))
             except Exception:
                 pass
+        return seen
+
+    def truths(self, relation: Relation) -> set:
+        """The truth values ``relation`` takes at the models of every live constraint the
+        store knows without a solver call (the witness points and points varied from them,
+        each evaluated exactly).  ``{True, False}``: true for some inputs the constraints
+        allow and false for others (``Result.prove``'s CONTINGENT); fewer values say nothing."""
+        cr = self.canon_rel(relation)
+        v = cr.const_value()
+        if v is not None:
+            return {bool(v)}
+        if self.broken:
+            return set()
+        seen = self._witness_truths(cr)
+        if len(seen) == 1:
+            seen = self._varied_truths(cr, seen)
+        syms = _rel_symbols(cr)
+        if len(seen) < 2 and self._models and not self._pending and not self._pending_elims \
+                and all(x in self._fed_syms for x in syms):
+            # Z3's models of the base (``decide`` keeps a few): with nothing pending and the
+            # claim's symbols (and their domains) in the base, each is a model of every live
+            # constraint
+            try:
+                f = self._terms.relation(cr)
+            except Untranslatable:
+                return seen
+            for m in self._models:
+                val = m.eval(f, model_completion=True)
+                if z3.is_true(val) or z3.is_false(val):
+                    seen.add(bool(z3.is_true(val)))
         return seen
 
     def _not_static_at_witnesses(self, e) -> bool:
