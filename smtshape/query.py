@@ -206,7 +206,7 @@ class QueryAnswer:
 
     @property
     def exit_code(self) -> int:
-        from .cli import QUERY_EXIT_CODES
+        from .exitcodes import QUERY_EXIT_CODES
         return QUERY_EXIT_CODES[self.verdict.name]
 
     def __bool__(self):

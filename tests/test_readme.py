@@ -1,5 +1,5 @@
 """README runs as written (issue 21, defect 7): its first command, its Library example on the
-model that command builds, its table of exit codes (generated from ``smtshape.cli.EXIT_CODES``,
+model that command builds, its table of exit codes (generated from ``smtshape.exitcodes.EXIT_CODES``,
 the one table), and its links to the runnable recipes."""
 import contextlib
 import io
@@ -57,7 +57,7 @@ def test_readme_exit_codes_are_the_generated_table():
     from smtshape.cli import exit_codes_markdown
     block = re.search(r"<!-- exit-codes:start -->\n(.*?)\n<!-- exit-codes:end -->", README, re.S)
     assert block, "README has no generated exit-code table"
-    assert block.group(1) == exit_codes_markdown()     # regenerate: smtshape.cli.exit_codes_markdown()
+    assert block.group(1) == exit_codes_markdown()     # regenerate: smtshape.exitcodes.exit_codes_markdown()
 
 
 def test_readme_links_the_recipes_and_the_simplify_comparison():
