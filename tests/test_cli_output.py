@@ -103,3 +103,22 @@ def test_o_writes_canonical_dim_names(tmp_path):
     assert "4 * batch" in written and not any("//" in w for w in written)
 
 
+
+
+def test_a_declared_dim_is_kept_only_where_the_analysis_does_not_refute_it():
+    """(-o keeps a declared dim where it has nothing to write; an EXACT dim it cannot name
+    was once compared with nothing: a declared 200 stood beside seq <= 128.)"""
+    from smtshape.examples import demo_model
+    from smtshape.simplify import _refutes
+    res = smtshape.analyze(demo_model())
+    seq = res.shape("probs")[2]
+    declared = onnx.TensorShapeProto.Dimension
+    assert _refutes(res, declared(dim_value=200), seq)                # the model forces seq <= 128
+    assert not _refutes(res, declared(dim_value=64), seq)             # not verified either: kept, listed
+    assert not _refutes(res, declared(dim_param="seq"), seq)
+    assert not _refutes(res, declared(dim_param="some_label"), seq)   # not a size the analysis reads
+    g = helper.make_graph([helper.make_node("NonZero", ["x"], ["nz"], name="nz")], "g",
+                          [V("x", TP.FLOAT, [3, 4])], [V("nz", TP.INT64, None)])
+    res = smtshape.analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
+    nz = res.shape("nz")[1]                                            # UPPER_BOUND: at most 12
+    assert _refutes(res, declared(dim_value=13), nz) and not _refutes(res, declared(dim_value=12), nz)
