@@ -3,6 +3,7 @@
     python benchmarks/simplify_compare.py [--corpus DIR]... [--models GLOB]
                                           [--tools smtshape,onnxsim,onnxslim] [--out docs/simplify.md]
                                           [--json FILE] [--timeout SECONDS]
+    python benchmarks/simplify_compare.py --from-json RUN.json [--from-json MORE.json] --out docs/simplify.md
 
 (``--out docs/simplify.md`` replaces the part between its ``simplify_compare`` markers and
 keeps the prose around it.)
@@ -285,7 +286,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", help="write the markdown report here (default: stdout)")
     ap.add_argument("--json", help="write every measurement as JSON here")
     ap.add_argument("--timeout", type=float, default=600)
-    ap.add_argument("--from-json", metavar="FILE", help="write the report from a --json file of an earlier run")
+    ap.add_argument("--from-json", metavar="FILE", action="append", default=[],
+                    help="write the report from --json files of earlier runs (repeatable: a model measured "
+                         "again in a later file replaces its row)")
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -296,7 +299,11 @@ def main(argv=None) -> int:
     tools = [t for t in args.tools.split(",") if t]
     corpora = args.corpus or [str(c) for c in DEFAULT_CORPORA]
     if args.from_json:
-        rows = json.loads(Path(args.from_json).read_text())
+        merged: dict = {}
+        for f in args.from_json:
+            for row in json.loads(Path(f).read_text()):
+                merged[(row["corpus"], row["model"])] = row
+        rows = [merged[k] for k in sorted(merged)]
         _write_report(args, rows, tools, sorted({str(Path(c)) for c in corpora}))
         return 0
     rows = []
@@ -408,9 +415,16 @@ def report(rows, tools, corpora) -> str:
     res = [(row["model"], row["smtshape/simplified"].get("resolution")) for row in rows
            if "smtshape/simplified" in row and isinstance(row["smtshape/simplified"].get("resolution"), dict)]
     if res:
+        ok = [r for _, r in res if "error" not in r]
+        fewer = [m for m, r in res if "error" not in r and r["simplified"]["resolved"] < r["original"]["resolved"]]
         lines += ["", "### smtshape's analysis of its simplified models", "",
                   "Dims resolved on the values the simplified model still computes (truth restricted to them), "
                   "by the analysis of the original and of the simplified model (value_info stripped).", "",
+                  f"Over {len(ok)} models: {sum(r['simplified']['axes'] for r in ok)} dims; resolved "
+                  f"{sum(r['original']['resolved'] for r in ok)} on the original, "
+                  f"{sum(r['simplified']['resolved'] for r in ok)} on the simplified model; "
+                  f"{sum(r['original']['wrong'] + r['simplified']['wrong'] for r in ok)} wrong; models where the "
+                  f"simplified model resolves fewer: {', '.join(fewer) or 'none'}; errors: {len(res) - len(ok)}.", "",
                   "| model | dims | resolved (original) | resolved (simplified) | wrong |", "|---|---|---|---|---|"]
         for model, r in res:
             if "error" in r:
