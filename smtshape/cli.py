@@ -194,7 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write a static model: every input dim bound, every shape a number",
                         description="Bind every input dim (--bind NAME=INT or INPUT:AXIS=INT) and write a "
                                     "model whose graph inputs, outputs and value_info are static, with the "
-                                    "shape plumbing folded (--no-simplify: shapes only).",
+                                    "shape plumbing folded (--no-simplify: shapes only).  A partial binding "
+                                    "writes the bound dims into the graph inputs, keeps the others symbolic "
+                                    "and lists them (exit 5).",
                         epilog=exit_codes_text("specialize"))
     sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
     sp.add_argument("--no-simplify", action="store_true",
@@ -677,15 +679,10 @@ def cmd_query(args, out, err) -> int:
 def cmd_write(args, out, err) -> int:
     """``simplify`` and ``specialize``: analyze, rewrite, write ``-o``; the report."""
     from .report import plural, premises_text
-    from .simplify import _refuse_conflicts, unbound_inputs
+    from .simplify import _refuse_conflicts
     with _progress(args, err) as progress:
         result, binds = _analyze(args, progress)
     specialize = args.command == "specialize"
-    if specialize:
-        free = unbound_inputs(result)
-        if free:
-            raise BadInput("specialize needs a value for every input dim; not bound: " + ", ".join(free)
-                           + " (add --bind NAME=INT or --bind INPUT:AXIS=INT for each)")
     _refuse_conflicts(result, args.command)
     report = _save(result, args, simplify=not (specialize and args.no_simplify))
     if args.report:
@@ -702,14 +699,19 @@ def cmd_write(args, out, err) -> int:
             out.write(f"kept as declared, not verified: {plural(len(report.kept_declared), 'value')} (--report "
                       "lists them)\n")
         if specialize:
+            if report.unbound:
+                out.write(_one_line("not bound, kept symbolic: " + ", ".join(report.unbound)
+                                    + " (the bound dims are written into the graph inputs; bind each of "
+                                      "these too, --bind NAME=INT or INPUT:AXIS=INT, for a static model)") + "\n")
             if report.not_static:
-                out.write(f"not static: {plural(len(report.not_static), 'dim')} (data dependent): "
+                why = "over the dims not bound, or data dependent" if report.unbound else "data dependent"
+                out.write(f"not static: {plural(len(report.not_static), 'dim')} ({why}): "
                           + _one_line(", ".join(report.not_static[:5])) + (", ..." if len(report.not_static) > 5
                                                                           else "") + "\n")
             else:
                 out.write("every dim of every value is static\n")
     _warn_skipped(result, err)
-    if specialize and report.not_static:
+    if specialize and (report.unbound or report.not_static):
         return EXIT_NOT_STATIC
     return EXIT_OK
 

@@ -28,7 +28,8 @@ EXIT_CODES = (
     (EXIT_NOT_STATIC, "not static", {"infer": "with --static: some dim is not a static integer under the bindings "
                                               "(each listed, with what blocks it)",
                                      "check": "with --static: the same (a conflict takes precedence)",
-                                     "specialize": "written, but some dims stay symbolic (data dependent: listed)"}),
+                                     "specialize": "written, but some dims stay symbolic: input dims not "
+                                                   "bound, or data dependent (each listed)"}),
     (EXIT_CONTINGENT, "CONTINGENT", {"query": "CONTINGENT: holds for some inputs and not others (a witness "
                                               "binding for each side is printed)"}),
     (EXIT_UNKNOWN, "UNKNOWN", {"query": "UNKNOWN: the solver gave up (the reason is printed)"}),

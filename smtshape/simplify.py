@@ -94,14 +94,17 @@ class Report:
     :class:`Rewrite`); ``kept_declared``: dims written as the model declared them because
     the analysis could not verify them; ``premises``: the bindings, assumptions and domain
     assumptions every proof here relies on (the written model is valid for the inputs that
-    satisfy them); ``not_static``: with ``specialize``, the dims that stay symbolic (data
-    dependent: a NonZero count, ...)."""
+    satisfy them); ``unbound``: the input dims no binding pins, each with the graph-input
+    axes that carry it (``specialize`` with a partial binding keeps them symbolic);
+    ``not_static``: the dims of values that are not numbers (those over ``unbound`` dims,
+    and data-dependent ones: a NonZero count, ...)."""
 
     nodes_before: int = 0
     nodes_after: int = 0
     rewrites: list = field(default_factory=list)
     kept_declared: list = field(default_factory=list)
     premises: list = field(default_factory=list)
+    unbound: list = field(default_factory=list)
     not_static: list = field(default_factory=list)
     seconds: float = 0.0
 
@@ -124,7 +127,8 @@ class Report:
         return {"nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
                 "rewrites": [r.to_json() for r in self.rewrites],
                 "kept_declared": [r.to_json() for r in self.kept_declared],
-                "premises": list(self.premises), "not_static": list(self.not_static),
+                "premises": list(self.premises), "unbound": list(self.unbound),
+                "not_static": list(self.not_static),
                 "seconds": round(self.seconds, 3)}
 
 
@@ -786,6 +790,7 @@ def write_model(result, *, simplify: bool = False):
     if simplify:
         simplify_proto(result, proto, report)
     annotate(result, proto, names, report)
+    report.unbound = unbound_inputs(result)
     report.not_static = _not_static(result, proto)
     report.seconds = time.perf_counter() - t0
     return proto, report
@@ -805,18 +810,14 @@ def simplify(model, bind=None, assume=None, **analyze_options):
 
 
 def specialize(model, bind, assume=None, simplify: bool = True, **analyze_options):
-    """Bind every input dim and return ``(ModelProto, Report, Result)``: graph inputs,
-    outputs and value_info static (data-dependent dims excepted: listed in
-    ``report.not_static``), shape plumbing folded when ``simplify`` (default).
-
-    Raises ``BadInput`` naming each input dim ``bind`` leaves free (with the graph input
-    and axis that carry it), or when the model has a conflict under the binding."""
+    """Bind input dims and return ``(ModelProto, Report, Result)``: with every input dim
+    bound, graph inputs, outputs and value_info static (data-dependent dims excepted);
+    shape plumbing folded when ``simplify`` (default).  A partial binding writes the bound
+    dims into the graph inputs too and keeps the others symbolic (``report.unbound``), so
+    the model is always consistent with itself; ``report.not_static`` lists every dim that
+    is not a number.  Raises ``BadInput`` when the model has a conflict under the binding."""
     from .api import analyze
     result = analyze(model, assume=assume, bind=bind, **analyze_options)
-    free = unbound_inputs(result)
-    if free:
-        raise BadInput("specialize needs a value for every input dim; not bound: " + ", ".join(free)
-                       + " (bind each, for example bind={'" + free[0].split(" ")[0] + "': 1})")
     _refuse_conflicts(result, "specialize")
     proto, report = write_model(result, simplify=simplify)
     return proto, report, result

@@ -181,11 +181,20 @@ def test_specialized_model_is_static_checked_and_matches(path, bind):
     same_outputs(onnx.load(str(path)), proto, feed)
 
 
-def test_specialize_refuses_a_partial_binding_and_names_what_is_left(tmp_path, capsys):
-    code = main(["specialize", str(CORPUS / "bert_legacy.onnx"), "--bind", "batch=1", "-o", str(tmp_path / "o.onnx")])
-    err = capsys.readouterr().err
-    assert code == 2 and "not bound: seq (input_ids:1, attention_mask:1, token_type_ids:1)" in err
-    assert not (tmp_path / "o.onnx").exists()
+def test_specialize_with_a_partial_binding_writes_the_bound_dims_into_the_inputs(tmp_path, capsys):
+    """A partial binding: the bound dims go into the graph inputs (the model is consistent
+    with itself, as -o's is), the others stay symbolic and are named; exit 5 (not static)."""
+    src, out = CORPUS / "bert_legacy.onnx", tmp_path / "o.onnx"
+    code = main(["specialize", str(src), "--bind", "batch=1", "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 5 and "not bound, kept symbolic: seq (input_ids:1, attention_mask:1, token_type_ids:1)" in text
+    m = onnx.load(str(out))
+    onnx.checker.check_model(m, full_check=True)
+    assert [dims(i) for i in m.graph.input] == [[1, "seq"]] * 3
+    for seq in (5, 16):
+        same_outputs(onnx.load(str(src)), m, text_feed(1, seq, ("input_ids", "attention_mask", "token_type_ids")))
+    with pytest.raises(Exception, match="(?i)dimension|shape|Got invalid"):
+        run_ort(m, text_feed(2, 5, ("input_ids", "attention_mask", "token_type_ids")))
 
 
 def test_specialize_lists_data_dependent_dims_and_exits_5(tmp_path, capsys):
