@@ -216,7 +216,7 @@ def test_answers_after_check_come_from_a_satisfiable_base(rels, claim):
             assert truth == (v is Verdict.PROVEN), f"{v.name} {claim} but false at {env}"
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=EXAMPLES // 4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.lists(relations, min_size=1, max_size=4), relations)
 def test_each_truth_value_the_store_reports_is_taken_at_a_satisfying_point(rels, claim):
     """``Store.truths`` (what makes ``Result.prove`` say CONTINGENT without Z3): when it
