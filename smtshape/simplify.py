@@ -176,6 +176,8 @@ class DimNames:
         self._pending: dict = {}      # expr -> fingerprint, added since the last grouping
         self._groups: dict = {}       # fingerprint -> [expr], simplest first once grouped
         self._form: dict = {}
+        self._text: dict = {}         # form -> what is written (memo: a form recurs on many values)
+        self._inputs = {i.symbol for i in self.st.input_symbols()}
 
     def _fingerprint(self, e):
         out = []
@@ -234,10 +236,10 @@ class DimNames:
         f = self.form(d.expr)
         if isinstance(f, int):
             return f
-        inputs = {i.symbol for i in self.st.input_symbols()}
-        if not E.free_symbols(f) <= inputs:
-            return None            # names a size-capped alias: not a name a reader knows
-        return _reparseable(f)
+        if f not in self._text:
+            # (a form naming a size-capped alias is not a name a reader knows: nothing written)
+            self._text[f] = _reparseable(f) if E.free_symbols(f) <= self._inputs else None
+        return self._text[f]
 
 
 def _exact_quotients(e):
@@ -430,7 +432,8 @@ def _merge_output(g, vi):
 
 def _value_info(result, names, name, shape, declared, report):
     """The ValueInfoProto written for one value: the analysis's shape in canonical form,
-    where it has none the declared dim (kept, reported), never a refuted one."""
+    where it has none the declared dim (kept, reported), never a refuted one.  Each dim
+    written without a number is noted in ``report.not_static``."""
     import onnx
     from . import irtypes as ir
     v, t = result._lookup(name)
@@ -443,6 +446,7 @@ def _value_info(result, names, name, shape, declared, report):
         if declared is not None and declared.type.HasField("tensor_type"):
             report.kept_declared.append(Rewrite("kept_declared", name, detail="element type and shape kept "
                                                 "as declared (not inferred)"))
+            _note_not_static(report, name, declared.type.tensor_type)
             return declared
         return None
     vi = onnx.ValueInfoProto()
@@ -460,6 +464,7 @@ def _value_info(result, names, name, shape, declared, report):
                 _set_dim(tt.shape.dim.add(), _declared_text(result, names, dd))
             report.kept_declared.append(Rewrite("kept_declared", name, detail="shape "
                                                 f"{_dims_text(tt.shape.dim)} kept as declared (rank not inferred)"))
+        _note_not_static(report, name, tt)
         return vi
     tt.shape.SetInParent()
     kept = []
@@ -471,10 +476,22 @@ def _value_info(result, names, name, shape, declared, report):
                 what = dec
                 kept.append(f"axis {axis} = {dec} (inferred {d})")
         _set_dim(tt.shape.dim.add(), what)
+        if not isinstance(what, int):
+            report.not_static.append(f"{name}[{axis}] = {d}")
     if kept:
         report.kept_declared.append(Rewrite("kept_declared", name, detail="declared, not verified: "
                                             + ", ".join(kept)))
     return vi
+
+
+def _note_not_static(report, name, tt) -> None:
+    """The dims of a declared or shapeless tensor type that are not numbers, noted."""
+    if not tt.HasField("shape"):
+        report.not_static.append(f"{name}: rank unknown")
+        return
+    for axis, d in enumerate(tt.shape.dim):
+        if not d.HasField("dim_value"):
+            report.not_static.append(f"{name}[{axis}] = {d.dim_param or '?'}")
 
 
 def _dims_text(dims) -> str:
@@ -791,7 +808,6 @@ def write_model(result, *, simplify: bool = False):
         simplify_proto(result, proto, report)
     annotate(result, proto, names, report)
     report.unbound = unbound_inputs(result)
-    report.not_static = _not_static(result, proto)
     report.seconds = time.perf_counter() - t0
     return proto, report
 
@@ -848,21 +864,3 @@ def _refuse_conflicts(result, what: str) -> None:
 def _annotation_only(c) -> bool:
     ks = list(getattr(c, "constraints", ()) or ())
     return bool(ks) and all(k.kind == "annotation" or k.provenance.rule.startswith("annotation") for k in ks)
-
-
-def _not_static(result, proto) -> list:
-    out = []
-    vis = list(proto.graph.value_info) + list(proto.graph.output)
-    for vi in vis:
-        if not vi.type.HasField("tensor_type"):
-            continue
-        tt = vi.type.tensor_type
-        if not tt.HasField("shape"):
-            out.append(f"{vi.name}: rank unknown")
-            continue
-        for axis, d in enumerate(tt.shape.dim):
-            if not d.HasField("dim_value"):
-                shape = result.shape(vi.name) if vi.name in result._by_name else None
-                shown = str(shape[axis]) if shape is not None and axis < len(shape) else "?"
-                out.append(f"{vi.name}[{axis}] = {shown}")
-    return out
