@@ -361,10 +361,11 @@ def annotate(result, proto, names: DimNames | None = None, report: Report | None
     for o in g.output:
         declared[o.name] = _copy(o)
     shapes = {}
-    present = {n for node in g.node for n in node.output} | {i.name for i in g.input} | _subgraph_names(g)
+    defined = _defined_names(g)
+    present = set(defined)
     for name in result.value_names:
-        if name in inits or name not in present:
-            continue
+        if name in inits or defined.get(name, 0) != 1:
+            continue          # (gone, or defined in two scopes: sibling If branches reuse names)
         shapes[name] = result.shape(name)
     for s in shapes.values():
         for d in s or ():
@@ -409,18 +410,26 @@ def _copy(vi):
     return out
 
 
-def _subgraph_names(g) -> set:
+def _defined_names(g) -> dict:
+    """{value name: number of places that define it} over the graph and its subgraphs (graph
+    inputs, node outputs).  A name defined twice (the then and else branches of an exported
+    merged decoder reuse names, with other element types) has no one shape to write."""
     import onnx
-    out: set = set()
-    for node in g.node:
-        for a in node.attribute:
-            subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) \
-                if a.type == onnx.AttributeProto.GRAPHS else []
-            for sg in subs:
-                for n in sg.node:
-                    out.update(n.output)
-                out.update(i.name for i in sg.input)
-                out |= _subgraph_names(sg)
+    out: dict = {}
+
+    def visit(graph):
+        for i in graph.input:
+            out[i.name] = out.get(i.name, 0) + 1
+        for node in graph.node:
+            for o in node.output:
+                if o:
+                    out[o] = out.get(o, 0) + 1
+            for a in node.attribute:
+                subs = [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs) \
+                    if a.type == onnx.AttributeProto.GRAPHS else []
+                for sg in subs:
+                    visit(sg)
+    visit(g)
     return out
 
 

@@ -122,3 +122,27 @@ def test_a_declared_dim_is_kept_only_where_the_analysis_does_not_refute_it():
     res = smtshape.analyze(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]))
     nz = res.shape("nz")[1]                                            # UPPER_BOUND: at most 12
     assert _refutes(res, declared(dim_value=13), nz) and not _refutes(res, declared(dim_value=12), nz)
+
+
+def test_o_writes_no_shape_for_a_name_two_branches_define(tmp_path):
+    """Exported merged decoders reuse value names in the then and else branches of an If, with
+    other element types: a main-graph value_info for such a name retyped one branch (the full
+    checker refused every written merged decoder of ../shared/corpus-wild)."""
+    then = helper.make_graph([helper.make_node("Cast", ["x"], ["v"], name="c", to=TP.INT64),
+                              helper.make_node("Cast", ["v"], ["o1"], name="c2", to=TP.FLOAT)], "then", [],
+                             [V("o1", TP.FLOAT, ["n"])])
+    other = helper.make_graph([helper.make_node("Relu", ["x"], ["v"], name="r"),
+                               helper.make_node("Neg", ["v"], ["o2"], name="n")], "else", [],
+                              [V("o2", TP.FLOAT, ["n"])])
+    g = helper.make_graph([helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then, else_branch=other)],
+                          "g", [V("cond", TP.BOOL, []), V("x", TP.FLOAT, ["n"])], [V("y", TP.FLOAT, ["n"])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(m, full_check=True)
+    smtshape.analyze(m).save(str(tmp_path / "out.onnx"))
+    out = onnx.load(str(tmp_path / "out.onnx"))
+    onnx.checker.check_model(out, full_check=True)
+    assert "v" not in {vi.name for vi in out.graph.value_info}
+    x = np.array([1.5, -2.0], np.float32)
+    for c in (True, False):
+        feed = {"cond": np.array(c), "x": x}
+        np.testing.assert_array_equal(run_ort(m, feed)[0], run_ort(out, feed)[0])
