@@ -9,7 +9,8 @@ Three things a user hands on, each built from one :class:`smtshape.result.Result
                 ``4*batch``); a graph input's dim pinned to a number (by ``bind``) is written
                 as that number, so no written dim contradicts the graph inputs (a symbolic
                 one keeps its name); a dim the analysis could not verify keeps what the model
-                declared (listed in the report as kept, not verified).
+                declared (listed in the report as kept, not verified); a name defined in two
+                scopes (sibling If branches) gets no value_info.
 ``simplify``    (``smtshape simplify``) the same, after rewrites each backed by a proof of the
                 analysis: a value whose every element the analysis proves constant becomes
                 an initializer (shape arithmetic that yields numbers while other dims stay
