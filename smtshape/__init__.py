@@ -3,6 +3,10 @@
     import smtshape
     result = smtshape.analyze("model.onnx", assume=["seq <= 4096"], bind={"batch": 1})
     result.shape("logits")
+    result.save("static.onnx", simplify=True)     # the shapes written in, shape plumbing folded
+
+Writing models: ``smtshape.simplify(model)`` and ``smtshape.specialize(model, bind)`` return
+``(ModelProto, Report, Result)`` (``smtshape.written``: what is written and the ``Report``).
 
 ``import smtshape`` loads only what naming these exports needs: the analysis (and with
 it the store, sympy and numpy as far as the model needs them) is imported on the first
@@ -15,14 +19,15 @@ from .errors import BadInput, RuleError, SmtShapeError
 from .registry import Registry
 from .registry import register_user as register
 
-__all__ = ["analyze", "Dim", "Exactness", "Verdict", "Result", "Specialization", "Conflict",
+__all__ = ["analyze", "simplify", "specialize", "Dim", "Exactness", "Verdict", "Result", "QueryAnswer", "ValueInfo", "Specialization", "Conflict",
            "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
 from ._version import __version__  # noqa: E402
 
 from . import ops  # noqa: E402,F401  (the table of op families: each is imported on first use)
 
 # exports whose modules import the analysis: imported on first read
-_LAZY = {"analyze": "api", "Result": "result", "Specialization": "result", "Verdict": "store"}
+_LAZY = {"analyze": "api", "simplify": "api", "specialize": "api", "Result": "result", "Specialization": "result", "ValueInfo": "result",
+         "QueryAnswer": "query", "Verdict": "store"}
 
 
 def __getattr__(name):

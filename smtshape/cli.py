@@ -1,20 +1,7 @@
-"""The command-line interface: ``smtshape infer | check | query``.
+"""The command-line interface: ``smtshape infer | check | query | simplify | specialize``.
 
-Exit codes
-    0   infer: done (even with conflicts; infer is informational)
-        check: consistent (no conflict)        query: PROVEN
-    1   check: at least one conflict           query: REFUTED
-    2   bad input (model, expression, option, file); one ``smtshape: error:`` line on stderr
-    3   any command: internal error (a bug; please report it)
-    4   check: not proven consistent: no conflict found, but some constraints
-        could not be decided, or some nodes were not checked (an op with no rule,
-        a case its rule cannot compute, an internal error); each is listed
-    5   infer / check --static: some dim is not a static integer under the
-        bindings (each such dim is listed with the symbols that block it and the
-        inputs or nodes that introduce them); a conflict (check) takes precedence
-    6   query: CONTINGENT (holds for some inputs, not others; witnesses printed)
-    7   query: UNKNOWN (the solver gave up; the reason is printed)
-    130 interrupted
+Exit codes: ``smtshape.exitcodes.EXIT_CODES``, the one table README, ``--help`` and
+docs/RECIPES.md show (re-exported here as ``smtshape.cli.EXIT_CODES``).
 
 Only argparse; nothing in here evaluates user text: relations go through
 :mod:`smtshape.parse`.
@@ -29,12 +16,12 @@ import sys
 
 from . import __version__
 from .errors import BadInput, SmtShapeError
+from .exitcodes import (EXIT_BAD_INPUT, EXIT_CODES, EXIT_CONTINGENT, EXIT_FAIL, EXIT_INTERNAL,  # noqa: F401
+                        EXIT_INTERRUPTED, EXIT_NOT_STATIC, EXIT_OK, EXIT_UNDECIDED, EXIT_UNKNOWN,
+                        QUERY_EXIT_CODES, exit_codes_markdown, exit_codes_text)
 from .fileio import write_atomic
 from .query import _parse_problem, parse_query
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT, EXIT_UNKNOWN, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 3, 130
-EXIT_UNDECIDED = 4
-EXIT_NOT_STATIC = 5
 POLICIES = ("skip", "refine", "strict", "override")
 REPORT_URL = "https://github.com/smtshape/smtshape/issues"
 
@@ -46,17 +33,63 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)      # --find is not --findings, --input not --inputs-positive
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message):  # never print usage + exit(2) on our behalf
-        raise _UsageError(f"{message} (see '{self.prog} --help')")
+        raise _UsageError(f"{_did_you_mean(self, message)} (see '{self.prog} --help')")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    common = _Parser(add_help=False)
-    g = common.add_argument_group("analysis options")
+def _did_you_mean(parser, message: str) -> str:
+    """argparse's message, with the closest known option for each unknown one."""
+    import difflib
+    m = re.match(r"unrecognized arguments: (.*)$", message)
+    if not m:
+        return message
+    known = [o for a in parser._actions for o in a.option_strings]
+    for sub in parser._actions:
+        if isinstance(sub, argparse._SubParsersAction):
+            known += [o for p in sub.choices.values() for a in p._actions for o in a.option_strings]
+    hints = []
+    known = sorted(set(known))
+    for word in m.group(1).split():
+        if word.startswith("--"):
+            flag = word.split("=")[0]
+            close = [k for k in known if k.startswith(flag)] or \
+                difflib.get_close_matches(flag, known, n=1, cutoff=0.6)
+            if close:
+                hints.append(f"{word}: did you mean {' or '.join(close[:3])}? (options are never abbreviated)")
+    return message + (f" ({'; '.join(hints)})" if hints else "")
+
+
+# onnxruntime's ``symbolic_shape_infer`` flags that mean something else here: refused, with why
+ORT_FLAGS_REFUSED = {
+    "--auto_merge": "smtshape never merges conflicting dims: a conflict is reported and explained "
+                    "('smtshape check'); without conflicts nothing needs merging",
+    "--guess_output_rank": "smtshape never guesses ranks: an op with no rule leaves its outputs of unknown "
+                           "rank and is listed (write a rule: --rules MODULE)",
+    "--int_max": "smtshape has no size cap to set: sizes are exact integers (clamped Slice ends are "
+                 "handled exactly)",
+    "--verbose": "the report lists every finding; use --json for all of it",
+}
+
+
+def _refuse_ort_flags(argv) -> None:
+    for word in argv:
+        flag = word.split("=", 1)[0]
+        if flag in ORT_FLAGS_REFUSED:
+            raise _UsageError(f"{flag} (onnxruntime's symbolic_shape_infer) is not an smtshape option: "
+                              f"{ORT_FLAGS_REFUSED[flag]}")
+
+
+def _add_analysis_options(g) -> None:
     g.add_argument("--assume", action="append", default=[], metavar="EXPR",
                    help="a relation over input dim names, e.g. 'seq <= 4096' (repeatable)")
     g.add_argument("--constraints", action="append", default=[], metavar="FILE",
-                   help="a constraint file: one relation per line, '#' comments (repeatable)")
+                   help="a constraint file: one relation per line, '#' comments (repeatable); a line naming "
+                        "a dim the model does not have is skipped, with a warning")
     g.add_argument("--bind", action="append", default=[], metavar="NAME=INT",
                    help="fix an input dim to a value, by dim name (batch=1) or by graph input "
                         "and axis (input_ids:0=1) (repeatable)")
@@ -67,18 +100,39 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--accept-unchecked", action="append", default=[], metavar="OP",
                    help="accept nodes of an op with no rule (OP or DOMAIN::OP) as checked: check may then "
                         "call the model consistent, and reports what it accepted (repeatable)")
-    g.add_argument("--static", action="store_true",
-                   help="verifier mode: fail (exit 5) unless every dim of every value is a static "
-                        "integer under the bindings; lists what blocks each dim that is not")
     g.add_argument("--policy", choices=POLICIES, default="refine",
                    help="what to do with shape annotations already in the model (default: refine)")
     g.add_argument("--inputs-positive", action="store_true",
                    help="assume every input dim is at least 1 (reported)")
     g.add_argument("--no-broadcast-one", action="store_true",
                    help="assume symbolic dims are never 1 when broadcasting (reported)")
+
+
+def _add_external_data_options(x) -> None:
+    x.add_argument("--save-as-external-data", "--save_as_external_data", action="store_true",
+                   help="write the tensors of the written model as external data next to OUT")
+    x.add_argument("--all-tensors-to-one-file", "--all_tensors_to_one_file", action="store_true",
+                   help="accepted for onnxruntime's tool: external data always goes to one file")
+    x.add_argument("--external-data-location", "--external_data_location", metavar="NAME",
+                   help="file name of the external data, relative to OUT's folder (default: OUT's name + '.data')")
+    x.add_argument("--external-data-size-threshold", "--external_data_size_threshold", type=int, default=1024,
+                   metavar="BYTES", help="tensors smaller than this stay inside the model (default: 1024)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = _Parser(add_help=False)
+    g = common.add_argument_group("analysis options")
+    _add_analysis_options(g)
+    g.add_argument("--static", action="store_true",
+                   help="verifier mode: fail (exit 5) unless every dim of every value is a static "
+                        "integer under the bindings; lists what blocks each dim that is not")
     o = common.add_argument_group("output options")
+    o.add_argument("--input", dest="model_opt", metavar="MODEL",
+                   help="the model (onnxruntime's spelling; the same as the MODEL argument)")
     o.add_argument("-o", "--output", metavar="OUT",
-                   help="write the model annotated with the inferred shapes to OUT (never the input file)")
+                   help="write the model with the inferred shapes to OUT (never the input file): graph "
+                        "inputs bound by --bind get their values, dims are written in canonical form, "
+                        "declared dims the analysis could not verify are kept (listed)")
     o.add_argument("--json", action="store_true",
                    help="print one JSON document instead of text (schema: smtshape/schema/result-v1.json)")
     o.add_argument("--smtlib", metavar="FILE",
@@ -91,38 +145,77 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--no-progress", action="store_true",
                    help="never show the progress bar (it is shown on stderr, when stderr is a "
                         "terminal, for work longer than about a second)")
-    x = common.add_argument_group("external data (with -o)")
-    x.add_argument("--save-as-external-data", action="store_true",
-                   help="write the tensors of the annotated model as external data next to OUT")
-    x.add_argument("--external-data-location", metavar="NAME",
-                   help="file name of the external data, relative to OUT's folder (default: OUT's name + '.data')")
-    x.add_argument("--external-data-size-threshold", type=int, default=1024, metavar="BYTES",
-                   help="tensors smaller than this stay inside the model (default: 1024)")
+    _add_external_data_options(common.add_argument_group("external data (with -o)"))
+
+    writer = _Parser(add_help=False)      # simplify / specialize
+    g = writer.add_argument_group("analysis options")
+    _add_analysis_options(g)
+    o = writer.add_argument_group("output options")
+    o.add_argument("--input", dest="model_opt", metavar="MODEL",
+                   help="the model (onnxruntime's spelling; the same as the MODEL argument)")
+    o.add_argument("-o", "--output", metavar="OUT", required=True, help="where to write the model (required)")
+    o.add_argument("--report", metavar="FILE",
+                   help="write every rewrite, with the constraints its proof used, as JSON to FILE")
+    o.add_argument("--json", action="store_true", help="print the report as JSON instead of text")
+    o.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    _add_external_data_options(writer.add_argument_group("external data"))
 
     p = _Parser(prog="smtshape",
                 description="Symbolic shape analysis of ONNX models with an SMT (Z3) backend.",
-                epilog="exit codes: 0 ok / consistent / PROVEN, 1 conflict / REFUTED, "
-                       "2 bad input, 3 internal error, 4 not proven consistent (check), "
-                       "5 not static (--static), 6 CONTINGENT / 7 UNKNOWN (query), 130 interrupted")
+                epilog=exit_codes_text())
     p.add_argument("--version", action="version", version=f"smtshape {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
+    model_help = "an .onnx file (or --input MODEL)"
     sp = sub.add_parser("infer", parents=[common], help="print every value's solved shape and the findings",
-                        description="Infer and print the shape of every value (exit 0 even with conflicts).")
-    sp.add_argument("model", metavar="MODEL", help="an .onnx file")
+                        description="Infer and print the shape of every value.", epilog=exit_codes_text("infer"))
+    sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
     sp = sub.add_parser("check", parents=[common], help="exit 1 when the model contradicts itself",
-                        description="Check that the model's shape constraints are consistent: "
-                                    "exit 0 consistent (every node checked), 1 conflict (explained), "
-                                    "2 bad input, 4 not proven consistent (undecided constraints or "
-                                    "unchecked nodes, listed).")
-    sp.add_argument("model", metavar="MODEL", help="an .onnx file")
-    sp = sub.add_parser("query", parents=[common], help="decide a relation over dims: PROVEN/REFUTED/UNKNOWN",
+                        description="Check that the model's shape constraints are consistent; warnings "
+                                    "go to stderr.", epilog=exit_codes_text("check"))
+    sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
+    sp = sub.add_parser("query", parents=[common],
+                        help="decide a relation over dims: PROVEN / REFUTED / CONTINGENT / UNKNOWN",
                         description="Decide a relation over input dim names and value dims written "
-                                    "name[axis] (or \"odd/name\"[axis]): exit 0 PROVEN, 1 REFUTED, "
-                                    "3 UNKNOWN, 2 bad input.")
-    sp.add_argument("model", metavar="MODEL", help="an .onnx file")
-    sp.add_argument("claim", metavar="RELATION", help="e.g. 'x[0] == y[1]' or 'a + b == 1024'")
+                                    "name[axis] (or \"odd/name\"[axis]).", epilog=exit_codes_text("query"))
+    sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
+    sp.add_argument("claim", metavar="RELATION", nargs="?", help="e.g. 'x[0] == y[1]' or 'a + b == 1024'")
+    sp = sub.add_parser("simplify", parents=[writer],
+                        help="write the model with proven-constant shape values folded and proven "
+                             "identities removed",
+                        description="Fold every value the analysis proves constant into an initializer, "
+                                    "bypass every Reshape / Expand / Squeeze / Unsqueeze / Flatten / Identity "
+                                    "/ Cast / Slice proven to be an identity, drop nodes left without "
+                                    "consumers, and write the solved shapes; graph outputs keep their names "
+                                    "and values.  With --bind / --assume the written model is valid only "
+                                    "where they hold (the report says so).", epilog=exit_codes_text("simplify"))
+    sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
+    sp = sub.add_parser("specialize", parents=[writer],
+                        help="write a static model: every input dim bound, every shape a number",
+                        description="Bind every input dim (--bind NAME=INT or INPUT:AXIS=INT) and write a "
+                                    "model whose graph inputs, outputs and value_info are static, with the "
+                                    "shape plumbing folded (--no-simplify: shapes only).  A partial binding "
+                                    "writes the bound dims into the graph inputs, keeps the others symbolic "
+                                    "and lists them (exit 5).",
+                        epilog=exit_codes_text("specialize"))
+    sp.add_argument("model", metavar="MODEL", nargs="?", help=model_help)
+    sp.add_argument("--no-simplify", action="store_true",
+                    help="write the static shapes only: no folding, no node removed")
     return p
+
+
+def _model_argument(args) -> None:
+    """MODEL or --input MODEL (onnxruntime's spelling), exactly one of them."""
+    opt = getattr(args, "model_opt", None)
+    if args.command == "query" and opt and args.claim is None:
+        args.model, args.claim = None, args.model         # smtshape query --input M RELATION
+    if args.command == "query" and args.claim is None and (args.model or opt):
+        raise _UsageError("the following arguments are required: RELATION (see 'smtshape query --help')")
+    if args.model and opt and args.model != opt:
+        raise _UsageError(f"two models given: {args.model!r} and --input {opt!r}")
+    args.model = args.model or opt
+    if not args.model:
+        raise _UsageError(f"the following arguments are required: MODEL (see 'smtshape {args.command} --help')")
 
 
 _BIND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$", re.S)
@@ -226,22 +319,43 @@ def _same_file(a, b) -> bool:
         return False
 
 
-def _write_outputs(result, args) -> None:
+def _save(result, args, *, simplify=False):
+    """Write the model to ``-o`` (``Result.save``); the Report.  A write error is bad input."""
+    try:
+        return result.save(args.output, save_as_external_data=args.save_as_external_data,
+                           external_data_location=args.external_data_location,
+                           size_threshold=args.external_data_size_threshold, simplify=simplify)
+    except OSError as e:
+        raise BadInput(f"cannot write the model to {args.output!r}: {e.strerror or e}") from None
+
+
+def _write_outputs(result, args):
     """Write the output files (before anything is printed, so a failed write leaves no
-    half report); ``--smtlib -`` is printed later by :func:`_print_smtlib`."""
+    half report); ``--smtlib -`` is printed later by :func:`_print_smtlib`.  The -o Report,
+    or None (:func:`_confirm` says what was written)."""
+    report = None
     if args.output:
-        try:
-            result.save(args.output, save_as_external_data=args.save_as_external_data,
-                        external_data_location=args.external_data_location,
-                        size_threshold=args.external_data_size_threshold)
-        except OSError as e:
-            raise BadInput(f"cannot write the annotated model to {args.output!r}: "
-                           f"{e.strerror or e}") from None
+        report = _save(result, args)
     if args.smtlib and args.smtlib != "-":
         try:
             write_atomic(args.smtlib, result.to_smtlib())
         except OSError as e:
             raise BadInput(f"cannot write SMT-LIB to {args.smtlib!r}: {e.strerror or e}") from None
+    return report
+
+
+def written_text(result, report) -> str:
+    """What ``-o`` wrote, in one line: values annotated, bound inputs, declared dims kept."""
+    from .report import plural
+    binds = [p[len("binding "):] for p in report.premises if p.startswith("binding ")]
+    parts = [plural(len(result.value_names), "value") + " annotated"]
+    if binds:
+        parts.append("graph inputs written with the bound values (" + "; ".join(binds) + ")")
+    if report.kept_declared:
+        parts.append(plural(len(report.kept_declared), "value") + " keep declared dims the analysis could not "
+                     "verify (" + ", ".join(f"'{r.value}'" for r in report.kept_declared[:3])
+                     + (", ..." if len(report.kept_declared) > 3 else "") + ")")
+    return "; ".join(parts)
 
 
 def _print_smtlib(result, args, out) -> None:
@@ -350,51 +464,20 @@ def load_rules(modules=(), entry_points: bool = True):
     return base
 
 
-class _CountingRules:
-    """A registry in front of another that counts rule lookups (one per node run):
-    the progress bar's measure of the walk."""
-
-    def __init__(self, inner, tick):
-        self._inner, self._tick = inner, tick
-
-    def lookup(self, domain, op_type, opset):
-        self._tick()
-        return self._inner.lookup(domain, op_type, opset)
-
-    def __getattr__(self, name):
-        return getattr(self._inner, name)
-
-
-def _count_nodes(graph) -> int:
-    """Nodes of a GraphProto and its subgraphs (the progress bar's total)."""
-    import onnx
-    n = 0
-    for node in graph.node:
-        n += 1
-        for attr in node.attribute:
-            if attr.type == onnx.AttributeProto.GRAPH:
-                n += _count_nodes(attr.g)
-            elif attr.type == onnx.AttributeProto.GRAPHS:
-                n += sum(_count_nodes(g) for g in attr.graphs)
-    return n
-
-
 # ------------------------------------------------------------------ commands
 
-def _analyze(args, progress=None):
-    from .api import analyze
-
+def _check_paths(args) -> None:
     model = args.model
-    if args.smtlib == "-" and (args.json or args.command == "query"):
+    smtlib = getattr(args, "smtlib", None)
+    if smtlib == "-" and (args.json or args.command == "query"):
         raise BadInput("--smtlib - would mix SMT-LIB with the " + ("JSON" if args.json else "verdict")
                        + " on stdout; give --smtlib a file name")
-    for flag, out in (("-o", args.output), ("--smtlib", args.smtlib)):
-        if out and out != "-" and _same_file(model, out):
-            raise BadInput(f"{flag} {out!r} is the input model; refusing to overwrite it "
-                           "(choose another output path)")
-    for flag, out in (("-o", args.output), ("--smtlib", args.smtlib)):
+    for flag, out in (("-o", args.output), ("--smtlib", smtlib), ("--report", getattr(args, "report", None))):
         if not out or out == "-":
             continue
+        if _same_file(model, out):
+            raise BadInput(f"{flag} {out!r} is the input model; refusing to overwrite it "
+                           "(choose another output path)")
         if os.path.isdir(out):
             raise BadInput(f"{flag} {out!r} is a directory; give a file path")
         parent = os.path.dirname(os.path.abspath(out))
@@ -407,23 +490,19 @@ def _analyze(args, progress=None):
         raise BadInput("--external-data-location must be a file name relative to OUT's folder")
     if args.external_data_size_threshold < 0:
         raise BadInput("--external-data-size-threshold must be a non-negative number of bytes")
-    binds = resolve_axis_binds(model, parse_binds(args.bind))
+
+
+def _analyze(args, progress=None):
+    from .api import analyze
+
+    _check_paths(args)
+    binds = resolve_axis_binds(args.model, parse_binds(args.bind))
     check_assumptions(args.assume)
     rules = load_rules(args.rules)
-    if progress is not None and progress.enabled:
-        progress.phase("loading the model", 0)
-        try:
-            import onnx
-            total = _count_nodes(onnx.load(model, load_external_data=False).graph)
-        except Exception:
-            total = 0
-        rules = _CountingRules(rules, progress.phase("walking the graph", total))
-    result = analyze(model, assume=list(args.assume), bind=binds, policy=args.policy,
+    result = analyze(args.model, assume=list(args.assume), bind=binds, policy=args.policy,
                      constraints=list(args.constraints) or None,
                      inputs_positive=args.inputs_positive, no_broadcast_one=args.no_broadcast_one,
-                     rules=rules, accept_unchecked=args.accept_unchecked)
-    if progress is not None:
-        progress.done()
+                     rules=rules, accept_unchecked=args.accept_unchecked, _progress=progress)
     return result, binds
 
 
@@ -438,16 +517,26 @@ def _progress(args, err=None):
     return Progress(enabled, stream=err)
 
 
-def cmd_infer(args, out) -> int:
+def _warn_skipped(result, err) -> None:
+    """Constraint-file lines skipped (they name dims this model does not have): on stderr."""
+    for text, names in getattr(result, "skipped_assumptions", ()):
+        err.write(_one_line(f"smtshape: warning: skipped the constraint {text}: it names "
+                            f"{', '.join(names)}, not an input dim of this model (input dims: "
+                            f"{', '.join(sorted(i.name for i in result.store.input_symbols())) or 'none'})") + "\n")
+
+
+def cmd_infer(args, out, err) -> int:
     from .report import Style, render, static_lines, static_report, use_color
-    with _progress(args) as progress:
+    with _progress(args, err) as progress:
         result, binds = _analyze(args, progress)
-        _write_outputs(result, args)
+        written = _write_outputs(result, args)
         static = static_report(result) if args.static else None
         if args.json:
             data = result.to_json()
             if static is not None:
                 data["static"] = static
+            if written is not None:
+                data["written"] = dict(written.to_json(), path=args.output)
             text = json.dumps(data, indent=2) + "\n"
         elif args.smtlib == "-":
             text = ""
@@ -460,39 +549,52 @@ def cmd_infer(args, out) -> int:
             text += "\n"
     out.write(text)
     _print_smtlib(result, args, out)
+    _confirm(result, args, written, err)
+    _warn_skipped(result, err)
     if static is not None and not static["static"]:
         return EXIT_NOT_STATIC
     return EXIT_OK
 
 
-def cmd_check(args, out) -> int:
-    from .report import Style, static_lines, static_report, use_color
-    with _progress(args) as progress:
+def _confirm(result, args, written, err) -> None:
+    if written is not None:
+        err.write(_one_line(f"smtshape: wrote {args.output}: {written_text(result, written)}") + "\n")
+
+
+def cmd_check(args, out, err) -> int:
+    """The verdict on stdout (conflicts explained, or what is not proven); warnings on stderr."""
+    from .report import Style, plural, static_lines, static_report, use_color
+    with _progress(args, err) as progress:
         result, binds = _analyze(args, progress)
-    _write_outputs(result, args)
-    conflicts = result.conflicts
+        conflicts = result.conflicts
+    written = _write_outputs(result, args)
     static = static_report(result) if args.static else None
     if args.json:
         data = result.to_json()
         data["check"] = {False: "conflict", None: "not proven consistent"}.get(result.consistent, "consistent")
         if static is not None:
             data["static"] = static
+        if written is not None:
+            data["written"] = dict(written.to_json(), path=args.output)
         out.write(json.dumps(data, indent=2) + "\n")
     elif args.smtlib != "-":
         nodes = _node_index(result)
         path = _one_line(args.model)
         if conflicts:
-            out.write(f"{path}: {len(conflicts)} conflict{'s' if len(conflicts) != 1 else ''}\n")
+            out.write(f"{path}: {plural(len(conflicts), 'conflict')}\n")
+            context = conflict_context(result, args) if (binds or args.assume or args.constraints) else []
             for c in conflicts:
                 out.write(explain_conflict(result, c, nodes) + "\n")
+            for line in context:
+                out.write(line + "\n")
         elif result.consistent is None:
             und = result.undecided
             unchecked = [u for u in result.unchecked_nodes if not u.accepted]
             out.write(f"{path}: not proven consistent: no conflict found, but "
-                      + " and ".join(([f"{len(und)} constraint{'s' if len(und) != 1 else ''} could not be "
+                      + " and ".join(([f"{plural(len(und), 'constraint')} could not be "
                                       "decided (set aside, not used as facts)"] if und else [])
-                                     + ([f"{len(unchecked)} node{'s' if len(unchecked) != 1 else ''} "
-                                        "could not be checked"] if unchecked else [])) + ":\n")
+                                     + ([f"{plural(len(unchecked), 'node')} could not be checked"]
+                                        if unchecked else [])) + ":\n")
             for c in und:
                 where = f"{c.provenance.op_type} node '{c.provenance.node}'" if c.provenance.node \
                     else c.provenance.op_type
@@ -504,22 +606,25 @@ def cmd_check(args, out) -> int:
             if len(unchecked) > 20:
                 out.write(f"  ... and {len(unchecked) - 20} more not checked (--json lists them all)\n")
         else:
-            out.write(f"{path}: consistent ({len(result.value_names)} values, "
-                      f"{sum(1 for c in result.constraints if c.status != 'trivial')} constraints)\n")
+            n = sum(1 for c in result.constraints if c.status != "trivial")
+            out.write(f"{path}: consistent ({plural(len(result.value_names), 'value')}, "
+                      f"{plural(n, 'constraint')})\n")
         accepted = [u for u in result.unchecked_nodes if u.accepted]
         if accepted:
             names = ", ".join(f"'{u.node}' ({u.op_type})" for u in accepted[:10])
             more = f" and {len(accepted) - 10} more" if len(accepted) > 10 else ""
-            out.write(_one_line(f"note: {len(accepted)} node{'s' if len(accepted) != 1 else ''} accepted unchecked "
+            err.write(_one_line(f"note: {plural(len(accepted), 'node')} accepted unchecked "
                                 f"(--accept-unchecked; no rule for their op): {names}{more}") + "\n")
         for s in result.specializations:
-            out.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
+            err.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
         for d in _diags(result, "annotation", "rule_error", "budget"):
             if d.severity != "info":       # (not the optional questions left unasked: dims stay exact)
-                out.write(f"warning: {_fmt_diag(d)}\n")
+                err.write(f"warning: {_fmt_diag(d)}\n")
         if static is not None:
             out.write("\n".join(static_lines(static, Style(use_color(out)))) + "\n")
     _print_smtlib(result, args, out)
+    _confirm(result, args, written, err)
+    _warn_skipped(result, err)
     if conflicts:
         return EXIT_FAIL
     if static is not None and not static["static"]:
@@ -527,66 +632,154 @@ def cmd_check(args, out) -> int:
     return EXIT_UNDECIDED if result.consistent is None else EXIT_OK
 
 
-def cmd_query(args, out, err) -> int:
-    """Exit codes (smtshape.query.QUERY_EXIT_CODES): 0 PROVEN, 1 REFUTED, 6 CONTINGENT (a
-    witness binding for each side is printed), 7 UNKNOWN (the solver gave up; the reason is
-    printed); 2 bad input, 3 internal error, as for every command."""
-    from .query import QUERY_EXIT_CODES
+def conflict_context(result, args) -> list:
+    """For conflicts found under bindings or assumptions: the bindings and assumptions in
+    force, and what the model allows without them (its limits, from an analysis without
+    them), naming each limit a binding breaks."""
+    from .api import analyze
+    from .report import premises_text
+    lines = ["these conflicts hold under the bindings and assumptions given: "
+             + premises_text(result).replace("only where these hold: ", "")]
+    try:
+        free = analyze(args.model, policy=args.policy, inputs_positive=args.inputs_positive,
+                       no_broadcast_one=args.no_broadcast_one, rules=load_rules(args.rules),
+                       accept_unchecked=args.accept_unchecked)
+    except SmtShapeError:
+        return lines
+    if free.conflicts:
+        lines.append("without them the model has conflicts too ('smtshape check' without --bind / --assume)")
+        return lines
+    binds = resolve_axis_binds(args.model, parse_binds(args.bind))
+    broken = [s for s in free.specializations if _breaks(free, s, binds) is True]
+    limits = [s for s in free.specializations if s.symbol in binds or any(s.symbol in _names_in(t)
+                                                                           for t in args.assume)]
+    if limits:
+        lines.append("without them the model runs, and only when: "
+                     + "; ".join(_one_line(str(s)) for s in limits[:6])
+                     + (f"; and {len(limits) - 6} more" if len(limits) > 6 else ""))
+    else:
+        lines.append("without them the model is consistent: the bindings or assumptions cause the conflict")
+    for s in broken:
+        lines.append(_one_line(f"fix: the binding {', '.join(f'{k} = {v}' for k, v in binds.items() if k in s.relation)} "
+                               f"breaks the model's limit {s.relation}: bind within it"))
+    return lines
 
+
+def _breaks(free, spec, binds: dict):
+    """Does a binding break a limit the model forces? True / False / None (not all bound)."""
+    from .parse import ParseError, parse_relation
+    from .query import _holds
+    try:
+        rel = parse_relation(spec.relation)
+    except ParseError:
+        return None
+    env = {k: v for k, v in binds.items()}
+    if not {x.name for x in rel.symbols()} <= set(env):
+        return None
+    v = _holds(rel, env, free.store)
+    return None if v is None else not v
+
+
+def _names_in(text: str) -> set:
+    return set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+
+
+def cmd_query(args, out, err) -> int:
+    """Exit codes: ``QUERY_EXIT_CODES`` (0 PROVEN, 1 REFUTED, 6 CONTINGENT, 7 UNKNOWN); 2 bad
+    input, 3 internal error, as for every command."""
     result, binds = _analyze(args)
     rel, shown = parse_query(result, args.claim)
     ans = result.query(rel)
-    _write_outputs(result, args)
+    ans.claim = args.claim
+    written = _write_outputs(result, args)
     code = QUERY_EXIT_CODES[ans.verdict.name]
     if args.json:
-        out.write(json.dumps({"claim": args.claim, "relation": str(rel), "verdict": ans.verdict.name,
-                              "holds": ans.holds, "fails": ans.fails, "reason": ans.reason or None,
-                              "exit_code": code,
-                              "dims": {k: d.to_json() for k, d in shown.items()},
-                              "conflicts": [c.explain() for c in result.conflicts]}, indent=2) + "\n")
+        out.write(json.dumps(dict(ans.to_json(), exit_code=code,
+                                  dims={k: d.to_json() for k, d in shown.items()},
+                                  conflicts=[c.explain() for c in result.conflicts]), indent=2) + "\n")
     else:
-        out.write(f"{ans.verdict.name}: {_one_line(args.claim)}\n")
+        out.write(str(ans).split("\n", 1)[0] + "\n")
         if shown:
             out.write("  where " + ", ".join(f"{_one_line(k)} = {d}" for k, d in shown.items()) + "\n")
-        if ans.verdict.name == "CONTINGENT":
-            out.write(_one_line(f"  holds at {_fmt_binding(ans.holds)}") + "\n")
-            out.write(_one_line(f"  fails at {_fmt_binding(ans.fails)}") + "\n")
-        if ans.reason:
-            out.write(_one_line(f"  {ans.reason}") + "\n")
+        for line in str(ans).split("\n")[1:]:
+            out.write(_one_line(line) + "\n")
     if result.conflicts:
-        err.write(f"smtshape: warning: the model has {len(result.conflicts)} conflict(s) "
+        from .report import plural
+        err.write(f"smtshape: warning: the model has {plural(len(result.conflicts), 'conflict')} "
                   "(see 'smtshape check'); the verdict holds under the constraints that remain\n")
     _print_smtlib(result, args, out)
+    _confirm(result, args, written, err)
+    _warn_skipped(result, err)
     return code
 
 
-def _fmt_binding(b) -> str:
-    return ", ".join(f"{k}={v}" for k, v in (b or {}).items()) or "(any input)"
+def cmd_write(args, out, err) -> int:
+    """``simplify`` and ``specialize``: analyze, rewrite, write ``-o``; the report."""
+    from .report import plural, premises_text
+    from .written import refuse_conflicts
+    with _progress(args, err) as progress:
+        result, binds = _analyze(args, progress)
+    specialize = args.command == "specialize"
+    refuse_conflicts(result, args.command)
+    report = _save(result, args, simplify=not (specialize and args.no_simplify))
+    if args.report:
+        try:
+            write_atomic(args.report, json.dumps(report.to_json(), indent=1) + "\n")
+        except OSError as e:
+            raise BadInput(f"cannot write the report to {args.report!r}: {e.strerror or e}") from None
+    if args.json:
+        out.write(json.dumps(dict(report.to_json(), output=args.output), indent=2) + "\n")
+    else:
+        out.write(_one_line(f"wrote {args.output}: {report.summary()}") + "\n")
+        out.write(_one_line(f"valid {premises_text(result, report.premises)}") + "\n")
+        if report.kept_declared:
+            out.write(f"kept as declared, not verified: {plural(len(report.kept_declared), 'value')} (--report "
+                      "lists them)\n")
+        if specialize:
+            if report.unbound:
+                out.write(_one_line("not bound, kept symbolic: " + ", ".join(report.unbound)
+                                    + " (the bound dims are written into the graph inputs; bind each of "
+                                      "these too, --bind NAME=INT or INPUT:AXIS=INT, for a static model)") + "\n")
+            if report.not_static:
+                why = "over the dims not bound, or data dependent" if report.unbound else "data dependent"
+                out.write(f"not static: {plural(len(report.not_static), 'dim')} ({why}): "
+                          + _one_line(", ".join(report.not_static[:5])) + (", ..." if len(report.not_static) > 5
+                                                                          else "") + "\n")
+            else:
+                out.write("every dim of every value is static\n")
+    _warn_skipped(result, err)
+    if specialize and (report.unbound or report.not_static):
+        return EXIT_NOT_STATIC
+    return EXIT_OK
 
 
 # ------------------------------------------------------------------ entry point
 
 def main(argv=None) -> int:
     out, err = sys.stdout, sys.stderr
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
     try:
+        _refuse_ort_flags(argv)
         parser = build_parser()
         try:
             args = parser.parse_args(argv)
         except SystemExit as e:  # --help / --version
             return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_BAD_INPUT)
+        _model_argument(args)
         if args.command == "infer":
-            return cmd_infer(args, out)
+            return cmd_infer(args, out, err)
         if args.command == "check":
-            return cmd_check(args, out)
+            return cmd_check(args, out, err)
         if args.command == "query":
             return cmd_query(args, out, err)
+        if args.command in ("simplify", "specialize"):
+            return cmd_write(args, out, err)
         raise _UsageError(f"unknown command {args.command!r}")
     except _UsageError as e:
-        err.write(f"smtshape: error: {_one_line(e)}\n")
-        return EXIT_BAD_INPUT
+        return _fail(out, err, as_json, "bad_input", _one_line(e), EXIT_BAD_INPUT)
     except SmtShapeError as e:
-        err.write(f"smtshape: error: {_error_text(e)}\n")
-        return EXIT_BAD_INPUT
+        return _fail(out, err, as_json, "bad_input", _error_text(e), EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         err.write("smtshape: interrupted\n")
         return EXIT_INTERRUPTED
@@ -598,19 +791,31 @@ def main(argv=None) -> int:
         return EXIT_FAIL
     except OSError as e:
         where = f" {e.filename!r}" if getattr(e, "filename", None) else ""
-        err.write(f"smtshape: error: cannot access{where}: {_one_line(e.strerror or e)}\n")
-        return EXIT_BAD_INPUT
+        return _fail(out, err, as_json, "bad_input", f"cannot access{where}: {_one_line(e.strerror or e)}",
+                     EXIT_BAD_INPUT)
     except RecursionError:
-        err.write("smtshape: error: the model is nested too deeply to analyze\n")
-        return EXIT_BAD_INPUT
+        return _fail(out, err, as_json, "bad_input", "the model is nested too deeply to analyze", EXIT_BAD_INPUT)
     except Exception as e:  # a bug: say so, without a traceback
-        err.write(f"smtshape: internal error: {type(e).__name__}: {_one_line(e)} "
-                  f"(this is a bug in smtshape; please report it with the command line and, "
-                  f"if you can, the model: {REPORT_URL}; set SMTSHAPE_DEBUG=1 for a traceback)\n")
+        code = _fail(out, err, as_json, "internal_error",
+                     f"{type(e).__name__}: {_one_line(e)} (this is a bug in smtshape; please report it with "
+                     f"the command line and, if you can, the model: {REPORT_URL}; set SMTSHAPE_DEBUG=1 for a "
+                     "traceback)", EXIT_INTERNAL)
         if os.environ.get("SMTSHAPE_DEBUG"):
             import traceback
             traceback.print_exc(file=err)
-        return EXIT_INTERNAL
+        return code
+
+
+def _fail(out, err, as_json: bool, kind: str, message: str, code: int) -> int:
+    """One ``smtshape: error:`` line on stderr; with ``--json`` also a JSON error on stdout."""
+    word = "internal error" if kind == "internal_error" else "error"
+    err.write(f"smtshape: {word}: {message}\n")
+    if as_json:
+        try:
+            out.write(json.dumps({"error": {"kind": kind, "message": message, "exit_code": code}}) + "\n")
+        except Exception:
+            pass
+    return code
 
 
 def _error_text(e) -> str:

@@ -318,3 +318,12 @@ class Conflict:
 
     def __str__(self) -> str:
         return self.explain()
+
+
+def premise_text(c) -> str:
+    """An assumption-kind constraint as a premise: ``binding batch = 1`` (``bind``) or
+    ``assumption seq <= 4096`` (``assume``, constraint files)."""
+    p, r = c.provenance, c.relation
+    if p.rule == "bind" and getattr(r, "op", "") == "==":
+        return f"binding {show(r.lhs)} = {show(r.rhs)}"
+    return ("binding " if p.rule == "bind" else "assumption ") + p.message

@@ -1,6 +1,8 @@
-"""A small demo model the project builds itself (no download).
+"""A small demo model the project builds itself (no download), and the benchmark graphs.
 
     python -m smtshape.examples demo.onnx
+    python -m smtshape.examples --transformer 200000 t200k.onnx    # benchmarks/graphs.py
+    python -m smtshape.examples --cnn 10000 cnn10k.onnx
 
 It is a one-layer attention block exported the way PyTorch's TorchScript
 exporter writes it: a Shape -> Gather -> Unsqueeze -> Concat -> Reshape chain
@@ -59,10 +61,37 @@ def demo_model(hidden: int = 64, heads: int = 4, vocab: int = 512, max_pos: int 
                              producer_name="smtshape.examples")
 
 
+def bench_graph(family: str, nodes: int) -> onnx.ModelProto:
+    """A generated benchmark graph of about ``nodes`` nodes: ``benchmarks/graphs.py``'s
+    ``transformer_like`` or ``cnn_like`` (found beside the package in a source checkout)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "graphs.py"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the benchmark generators ship with the source checkout only")
+    spec = importlib.util.spec_from_file_location("smtshape_bench_graphs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.GENERATORS[family](nodes)
+
+
+USAGE = ("usage: python -m smtshape.examples OUT.onnx\n"
+         "       python -m smtshape.examples --transformer NODES OUT.onnx   (or --cnn NODES)")
+
+
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1:
-        print("usage: python -m smtshape.examples OUT.onnx", file=sys.stderr)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) == 3 and argv[0] in ("--transformer", "--cnn") and argv[1].isdigit():
+        try:
+            model = bench_graph(argv[0][2:], int(argv[1]))
+        except FileNotFoundError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        onnx.save(model, argv[2])
+        print(f"wrote {argv[2]} ({len(model.graph.node)} nodes)")
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(USAGE, file=sys.stderr)
         return 2
     onnx.save(demo_model(), argv[0])
     print(f"wrote {argv[0]}")

@@ -174,32 +174,44 @@ def parse_query(result, text: str):
 
 # ---------------------------------------------------------------- rich answers (Result.query)
 
-# Exit codes of ``smtshape query`` (documented in ``smtshape query --help``):
-QUERY_EXIT_CODES = {"PROVEN": 0, "REFUTED": 1, "CONTINGENT": 6, "UNKNOWN": 7}
-QUERY_EXIT_DOC = ("exit codes: 0 PROVEN (holds for every input the model accepts), 1 REFUTED (holds for none), "
-                  "6 CONTINGENT (holds for some inputs and not others; a witness binding for each side is "
-                  "printed), 7 UNKNOWN (the solver gave up), 2 bad input, 3 internal error")
-
-
 class QueryAnswer:
     """The answer to ``Result.query(claim)``.
 
-    ``verdict``: ``Verdict.PROVEN`` / ``REFUTED`` / ``CONTINGENT`` / ``UNKNOWN``.
-    ``holds`` / ``fails``: a binding of the input dims (``{name: int}``) under which the
-    model is consistent and the claim holds / fails (CONTINGENT gives both; PROVEN gives
-    ``holds``, REFUTED ``fails``, when one exists).  ``reason``: why UNKNOWN."""
+    ``verdict``: ``Verdict.PROVEN`` (the claim holds for every input the model accepts),
+    ``REFUTED`` (for none), ``CONTINGENT`` (for some and not others), ``UNKNOWN`` (the
+    solver gave up; ``reason`` says why).  ``holds`` / ``fails``: a binding of the input
+    dims (``{name: int}``) under which the model is consistent and the claim holds / fails
+    (CONTINGENT gives both; PROVEN gives ``holds``, REFUTED ``fails``, when one exists);
+    ``runtime``: for each runtime quantity the claim mentions (a NonZero count, ...) what
+    it is, when the witnesses set one.  ``premises``: the bindings and assumptions the
+    answer holds under.  ``exit_code``: what ``smtshape query`` exits with.
 
-    def __init__(self, claim, relation, verdict, holds=None, fails=None, reason=""):
+    Not a truth value: ``if answer:`` raises TypeError; write ``answer.proven`` (or
+    ``answer.verdict is Verdict.PROVEN``).  ``answer == Verdict.PROVEN`` compares the verdict."""
+
+    def __init__(self, claim, relation, verdict, holds=None, fails=None, reason="", runtime=None, premises=()):
         self.claim = claim
         self.relation = relation
         self.verdict = verdict
         self.holds = holds
         self.fails = fails
         self.reason = reason
+        self.runtime = runtime or {}
+        self.premises = list(premises)
+
+    @property
+    def proven(self) -> bool:
+        """True exactly when the verdict is PROVEN."""
+        return self.verdict.name == "PROVEN"
 
     @property
     def exit_code(self) -> int:
+        from .exitcodes import QUERY_EXIT_CODES
         return QUERY_EXIT_CODES[self.verdict.name]
+
+    def __bool__(self):
+        raise TypeError(f"a query answer ({self.verdict.name}) is not a truth value: use answer.proven, "
+                        "or compare answer.verdict with Verdict.PROVEN / REFUTED / CONTINGENT / UNKNOWN")
 
     def __eq__(self, other):
         from .store import Verdict
@@ -209,76 +221,122 @@ class QueryAnswer:
 
     __hash__ = None
 
+    def __repr__(self) -> str:
+        return f"<QueryAnswer {self.verdict.name}: {self.claim}>"
+
     def __str__(self) -> str:
         out = f"{self.verdict.name}: {self.claim}"
         if self.holds is not None and self.verdict.name in ("CONTINGENT", "PROVEN"):
-            out += f"\n  holds at {_binding(self.holds)}"
+            out += f"\n  holds at {self._at(self.holds)}"
         if self.fails is not None and self.verdict.name in ("CONTINGENT", "REFUTED"):
-            out += f"\n  fails at {_binding(self.fails)}"
+            out += f"\n  fails at {self._at(self.fails)}"
         if self.reason:
             out += f"\n  {self.reason}"
+        if self.premises:
+            out += "\n  under " + "; ".join(self.premises)
         return out
+
+    def _at(self, b: dict) -> str:
+        inputs = {k: v for k, v in b.items() if k not in self.runtime}
+        data = {k: v for k, v in b.items() if k in self.runtime}
+        text = _binding(inputs) if inputs else ("any input dims" if data else "(any input)")
+        if data:
+            text += "; at run time " + ", ".join(f"{k} = {v} ({self.runtime[k]})" for k, v in data.items())
+        return text
 
     def to_json(self) -> dict:
         return {"claim": self.claim, "relation": str(self.relation), "verdict": self.verdict.name,
-                "holds": self.holds, "fails": self.fails, "reason": self.reason or None}
+                "holds": self.holds, "fails": self.fails, "reason": self.reason or None,
+                "runtime": self.runtime or None, "premises": self.premises}
 
 
 def _binding(b: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in b.items()) or "(any input)"
 
 
-def query(result, claim) -> QueryAnswer:
-    """PROVEN / REFUTED / CONTINGENT (with a witness binding for each side) / UNKNOWN."""
+def query(result, claim, witnesses: bool = True) -> QueryAnswer:
+    """PROVEN / REFUTED / CONTINGENT (with a witness binding for each side) / UNKNOWN.
+
+    One decision for ``Result.prove`` and ``Result.query`` (they never disagree): the
+    store's answer (``Store.decide``: fast path, intervals, Z3), CONTINGENT when the store's
+    models of every live constraint (``Store.truths``) already give the claim both truth
+    values, else two Z3 checks over the exported constraints (sat both ways: CONTINGENT,
+    counted only when every constraint could be given to Z3).  ``witnesses=False``
+    (``prove``) asks Z3 only what the verdict still needs and reads no model."""
     import z3
+    from .findings import OutOfBudget
     from .store import Verdict
     from .z3bridge import Untranslatable
     text = claim if isinstance(claim, str) else str(claim)
     rel = result._relation(claim)
     st = result.store
+    said = [p for p in result.premises if not p.startswith("domain: ")]
+    runtime = {}
+    for x in rel.symbols():
+        info = st.info(x)
+        if info is not None and info.kind == "data":
+            o = info.origin
+            runtime[x.name] = f"{o.op_type} node '{o.node}'" if o.node else str(o.message)
+
+    def answer(verdict, **kw):
+        return QueryAnswer(text, rel, verdict, runtime=runtime, premises=said, **kw)
     v = st.decide(rel)
     if st.broken:
-        return QueryAnswer(text, rel, Verdict.UNKNOWN, reason="the constraints contradict each other at their "
-                           "core (the store is broken): no answer is meaningful; see the conflicts")
+        return answer(Verdict.UNKNOWN, reason="the constraints contradict each other at their "
+                      "core (the store is broken): no answer is meaningful; see the conflicts")
+    if v is Verdict.UNKNOWN and len(st.truths(rel)) == 2:
+        v = Verdict.CONTINGENT
+    if not witnesses and v is not Verdict.UNKNOWN:
+        return answer(v)
     sv = _solver_of(result)
     try:
         f = sv.terms.relation(rel)
     except Untranslatable as e:
-        return QueryAnswer(text, rel, v if v is not Verdict.UNKNOWN else Verdict.UNKNOWN,
-                           reason="" if v is not Verdict.UNKNOWN else f"the claim cannot be given to the solver ({e})")
+        return answer(v, reason="" if v is not Verdict.UNKNOWN else f"the claim cannot be given to the solver ({e})")
     for x in rel.symbols():
         lo = st.lower_bound(x)
         if lo is not None:
             sv.s.add(sv.terms.var(x.name) >= lo)
     holds = fails = None
-    r_true = sv.check(f)
-    if r_true == z3.sat:
-        holds = _witness(result, sv)
-    r_false = sv.check(z3.Not(f))
-    if r_false == z3.sat:
-        fails = _witness(result, sv)
+    r_true = r_false = z3.unknown
+    try:
+        if v is not Verdict.REFUTED:
+            r_true = sv.check(f)
+            if r_true == z3.sat and witnesses:
+                holds = _witness(result, sv, runtime)
+        if v is not Verdict.PROVEN:
+            r_false = sv.check(z3.Not(f))
+            if r_false == z3.sat and witnesses:
+                fails = _witness(result, sv, runtime)
+    except OutOfBudget:
+        pass                      # (the shared budget of solver work is spent: what was found stands)
+    if sv.skipped:                # a model may violate a constraint Z3 was not given: no evidence
+        r_true = z3.unknown if r_true == z3.sat else r_true
+        r_false = z3.unknown if r_false == z3.sat else r_false
+        holds = fails = None
     if v is Verdict.PROVEN or (r_false == z3.unsat and r_true != z3.unknown):
-        return QueryAnswer(text, rel, Verdict.PROVEN, holds=holds)
+        return answer(Verdict.PROVEN, holds=holds)
     if v is Verdict.REFUTED or (r_true == z3.unsat and r_false != z3.unknown):
-        return QueryAnswer(text, rel, Verdict.REFUTED, fails=fails)
-    if r_true == z3.sat and r_false == z3.sat:
-        return QueryAnswer(text, rel, Verdict.CONTINGENT, holds=holds, fails=fails)
-    return QueryAnswer(text, rel, Verdict.UNKNOWN, holds=holds, fails=fails,
-                       reason=f"the solver gave up (resource limit rlimit={st.rlimit} per check reached, "
-                              "or nonlinear arithmetic it cannot decide)")
+        return answer(Verdict.REFUTED, fails=fails)
+    if v is Verdict.CONTINGENT or (r_true == z3.sat and r_false == z3.sat):
+        return answer(Verdict.CONTINGENT, holds=holds, fails=fails)
+    return answer(Verdict.UNKNOWN, holds=holds, fails=fails,
+                  reason=f"the solver gave up (resource limit rlimit={st.rlimit} per check reached, "
+                         "its budget spent, or nonlinear arithmetic it cannot decide)")
 
 
 def _solver_of(result):
     return result.store.exported_solver()
 
 
-def _witness(result, sv) -> dict:
+def _witness(result, sv, runtime=()) -> dict:
+    """The model's values of the input dims, and of the runtime quantities ``runtime`` names."""
     m = sv.s.model()
     out = {}
-    for info in result.store.input_symbols():
-        x = m.eval(sv.terms.var(info.name), model_completion=True)
+    for name in [info.name for info in result.store.input_symbols()] + list(runtime):
+        x = m.eval(sv.terms.var(name), model_completion=True)
         try:
-            out[info.name] = x.as_long()
+            out[name] = x.as_long()
         except Exception:
             continue
     return out

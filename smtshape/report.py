@@ -35,17 +35,58 @@ def one_line(s) -> str:
     return clean(s).replace("\n", "\\n")
 
 
+_PLURALS = {"identity": "identities", "dummy": "dummies"}
+
+
+def plural(n: int, word: str) -> str:
+    """``1 constraint``, ``2 constraints``, ``3 identities``."""
+    return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
+
+
+def premises_text(result, premises=None) -> str:
+    """The bindings and assumptions an answer holds under, in one phrase: "for every input
+    the model accepts" when there are none."""
+    if premises is None:
+        premises = result.premises
+    said = [p for p in premises if not p.startswith("domain: ")]
+    domain = [p[len("domain: "):] for p in premises if p.startswith("domain: ")]
+    if not said and not domain:
+        return "for every input the model accepts (no binding or assumption used)"
+    return "only where these hold: " + "; ".join(said + [f"domain assumption {d}" for d in domain])
+
+
 def indent(text: str, pad: str = "  ") -> str:
     return "\n".join(pad + line for line in text.split("\n"))
 
 
 def abbreviate(text: str, limit: int = MAX_DIM_CHARS) -> str:
-    """``text`` cut to ``limit`` characters with an ellipsis ('...') in the middle."""
+    """``text`` cut to at most ``limit`` characters with an ellipsis ('...'), between names,
+    never inside one: whole tokens are taken from both ends in turn while they fit (a single
+    name longer than the room is cut in its middle: nothing else fits)."""
     if len(text) <= limit:
         return text
-    keep = limit - 3
-    head = (keep + 1) // 2
-    return text[:head] + "..." + text[len(text) - (keep - head):]
+    import re
+    tokens = re.findall(r"[A-Za-z0-9_.]+|\s+|.", text)
+    room = limit - 3
+    i, j, used = 0, len(tokens) - 1, 0
+    grew = True
+    while grew and i <= j:
+        grew = False
+        if used + len(tokens[i]) <= room:
+            used += len(tokens[i])
+            i += 1
+            grew = True
+        if i <= j and used + len(tokens[j]) <= room:
+            used += len(tokens[j])
+            j -= 1
+            grew = True
+    if i > j:
+        return text
+    head, tail = "".join(tokens[:i]).rstrip(), "".join(tokens[j + 1:]).lstrip()
+    if not head.strip("?([ ") and not tail.strip(")] "):      # one name fills the room
+        h = (room + 1) // 2
+        return text[:h] + "..." + text[len(text) - (room - h):]
+    return head + "..." + tail
 
 
 class Style:
@@ -369,8 +410,10 @@ class Progress:
     """A progress bar on stderr (``rich``), shown only when the work lasts longer
     than ``delay`` seconds and ``enabled`` (the CLI: stderr is a terminal).
 
-    ``phase(name, total)`` starts a phase and returns a cheap ``tick()``;
-    ``done()`` ends it; ``close()`` removes the bar (transient)."""
+    ``phase(name, total)`` starts a phase and returns a cheap ``tick()``; with ``poll`` (a
+    callable returning ``(done, total)``) the bar follows it instead, read a few times a
+    second (the walk: ``Engine.node_index`` of ``Engine.node_count``); ``done()`` ends a
+    phase; ``close()`` removes the bar (transient)."""
 
     def __init__(self, enabled: bool, delay: float = 1.0, stream=None):
         self.enabled = enabled
@@ -383,6 +426,7 @@ class Progress:
         self._name = ""
         self._closed = False
         self._timer = None
+        self._poll = None
         if enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, \
@@ -408,14 +452,33 @@ class Progress:
 
     def _sync(self):
         if self._bar is not None:
+            if self._poll is not None:
+                try:
+                    self._count, self._total = self._poll()
+                except Exception:
+                    pass
             self._bar.update(self._task, description=self._name, completed=self._count,
                              total=self._total or None)
 
-    def phase(self, name: str, total: int):
+    def _follow(self, poll):
+        """While the phase polled by ``poll`` lasts: refresh the bar four times a second."""
+        import time
+        while not self._closed and self._poll is poll:
+            time.sleep(0.25)
+            with self._lock:
+                if self._shown and self._poll is not None:
+                    self._sync()
+
+    def phase(self, name: str, total: int = 0, poll=None):
         with self._lock:
+            if self._poll is not None and self._shown:
+                self._sync()               # the polled phase's last count, before it ends
             self._name, self._total, self._count = name, total, 0
+            self._poll = poll if self.enabled else None
             if self._shown:
                 self._sync()
+        if self._poll is not None:
+            threading.Thread(target=self._follow, args=(self._poll,), daemon=True).start()
 
         def tick():
             self._count += 1
@@ -427,6 +490,9 @@ class Progress:
 
     def done(self):
         with self._lock:
+            if self._poll is not None:
+                self._sync()
+                self._poll = None
             self._count = max(self._count, self._total)
             if self._shown:
                 self._sync()

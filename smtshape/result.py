@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 from . import expr as E
 from . import irtypes as ir
-from .constraints import Conflict, Relation, eq
+from .constraints import Conflict, Relation, eq, premise_text  # noqa: F401  (premise_text re-exported)
 from .dim import Dim, Exactness
 from .errors import BadInput
 from .findings import Specialization, Specializations  # noqa: F401  (re-exported)
@@ -22,7 +23,32 @@ from .store import Verdict
 _MISSING = object()
 
 
+class ValueInfo(NamedTuple):
+    """What ``Result.value(name)`` knows about one value (see there)."""
+
+    name: str
+    kind: str                 # "tensor" | "sequence" | "optional"
+    shape: tuple | None       # tensors: a tuple of Dim, None when the rank is unknown
+    dtype: object = None      # tensors: the element type (None when unknown)
+    length: object = None     # sequences / optionals: a Dim, None when unknown
+    element_shape: tuple | None = None
+    element_dtype: object = None
+
+
 class Result:
+    """What ``smtshape.analyze`` found in one model.
+
+    Shapes: ``shape(name)`` (a tuple of :class:`~smtshape.Dim`, None when the rank is
+    unknown), ``dtype(name)``, ``value(name)`` (shape, dtype and, for a sequence or an
+    optional, its length and element type), ``shapes()``, ``value_names``.
+    Questions: ``prove(claim)`` (a Verdict), ``query(claim)`` (a QueryAnswer with witness
+    bindings), ``equal``, ``static_value``, ``evaluate(bindings)``, ``sources(dim)``.
+    Findings: ``consistent``, ``conflicts``, ``specializations``, ``undecided``,
+    ``unchecked_nodes``, ``diagnostics``, ``constraints``, ``skipped_assumptions``.
+    Export: ``to_json()``, ``to_smtlib()``, ``save(path)`` (the model with the shapes written
+    in; ``simplify=True`` also folds what the analysis proves constant).
+    """
+
     def __init__(self, engine, store, policy: str, assumptions: list[str]):
         self.engine = engine
         self.store = store
@@ -36,6 +62,29 @@ class Result:
         self._by_info: dict = {}         # TensorInfo -> its solved shape
         self._specs = None
         self._consistency = None
+        self._atom_picks: dict = {}
+        self._premises = None
+        self.skipped_assumptions: list = []   # (constraint-file text, [dim names the model lacks])
+
+    def __repr__(self) -> str:
+        src = getattr(self, "source_path", None)
+        from .report import plural
+        c = self.consistent
+        state = "consistent" if c else "not proven consistent" if c is None else plural(len(self.conflicts),
+                                                                                         "conflict")
+        inputs = ", ".join(i.name for i in self.store.input_symbols()[:6])
+        return (f"<smtshape.Result {src or 'model'}: {plural(len(self.value_names), 'value')}, "
+                f"input dims [{inputs}{', ...' if len(self.store.input_symbols()) > 6 else ''}], {state}>")
+
+    @property
+    def premises(self) -> list:
+        """The bindings, assumptions and domain assumptions this analysis ran under, as
+        text (``binding batch = 1``, ``assumption seq <= 4096``, ``domain: ...``): every
+        answer, and every model written from this result, holds where these hold."""
+        if self._premises is None:
+            self._premises = [premise_text(c) for c in self.store.constraints if c.kind == "assumption"] \
+                + [f"domain: {d}" for d in self.store.domain.describe()]
+        return list(self._premises)
 
     @property
     def consistent(self) -> bool | None:
@@ -132,7 +181,26 @@ class Result:
             return out
 
     def dtype(self, name: str):
+        """The element type of a value (``smtshape.irtypes.DataType``, an IntEnum equal to
+        onnx's TensorProto codes), None when unknown or not a tensor."""
         return self._lookup(name)[1].dtype
+
+    def value(self, name: str) -> "ValueInfo":
+        """Everything known about one value: ``ValueInfo(name, kind, shape, dtype, length,
+        element_shape, element_dtype)``; ``kind`` is ``"tensor"``, ``"sequence"`` or
+        ``"optional"``; for a tensor ``shape`` / ``dtype`` as ``shape(name)`` /
+        ``dtype(name)``; for a sequence ``length`` (a Dim, None when unknown) and what holds
+        for every element (``element_shape``: a tuple with None at an axis where elements
+        differ, None when the rank is unknown); for an optional ``length`` is 1 (present),
+        0 (empty) or None.  KeyError for a name the model does not have."""
+        _, t = self._lookup(name)
+        q = t.seq
+        if q is None:
+            return ValueInfo(name, "tensor", self.shape(name), t.dtype)
+        length = None if q.length is None else self.dim_of(q.length)
+        elem = None if q.elem_shape is None else tuple(None if d is None else self.dim_of(d)
+                                                       for d in q.elem_shape)
+        return ValueInfo(name, "optional" if q.optional else "sequence", None, None, length, elem, q.elem_dtype)
 
     def dim_of(self, e) -> Dim:
         """The solved ``Dim`` of a dim expression (``solve.DimSolver``)."""
@@ -151,14 +219,18 @@ class Result:
         return {Verdict.PROVEN: True, Verdict.REFUTED: False}.get(v)
 
     def prove(self, claim) -> Verdict:
-        """PROVEN / REFUTED / UNKNOWN for a relation (text or Relation) over dim names
-        and value dims written ``name[axis]``."""
-        rel = self._relation(claim)
-        return self.store.decide(rel)
+        """The verdict on a relation (text or Relation) over input dim names and value dims
+        written ``name[axis]``: PROVEN (holds for every input the model accepts), REFUTED
+        (for none), CONTINGENT (for some and not others), UNKNOWN (the solver gave up).
+        The verdict of ``query(claim)``, without the witnesses.  A Verdict is not a truth
+        value: compare it (``is Verdict.PROVEN``)."""
+        from .query import query
+        return query(self, claim, witnesses=False).verdict
 
     def query(self, claim):
         """A rich answer (``smtshape.query.QueryAnswer``): PROVEN / REFUTED / CONTINGENT
-        (with a witness binding for each side) / UNKNOWN (with the reason)."""
+        (with a witness binding for each side) / UNKNOWN (with the reason), and the
+        bindings and assumptions it holds under."""
         from .query import query
         return query(self, claim)
 
@@ -234,13 +306,17 @@ class Result:
             out.append(Diagnostic("specialization", f"the model forces {s}", ", ".join(s.nodes), "", "warning"))
         for text in self.assumptions:
             out.append(Diagnostic("assumption", f"assumed: {text}", severity="info"))
+        for text, names in self.skipped_assumptions:
+            out.append(Diagnostic("assumption", f"skipped the constraint {text}: it names {', '.join(names)}, "
+                                  "not an input dim of this model", severity="warning"))
         for s in self.specializations.premises:
             out.append(Diagnostic("assumption", f"assumption of the analysis (not a limit of the model): "
                                   f"{s.relation}; {s.constraints[0].provenance.message}",
                                   ", ".join(s.nodes), "", "info"))
         for d in self.store.domain.describe():
             nodes = self.engine.assumptions_used.get(d.split("(")[-1].rstrip(")"), [])
-            extra = f"; relied on by {len(nodes)} node(s), e.g. '{nodes[0]}'" if nodes else "; not relied on"
+            extra = f"; relied on by {len(nodes)} node{'s' if len(nodes) != 1 else ''}, e.g. '{nodes[0]}'" \
+                if nodes else "; not relied on"
             out.append(Diagnostic("assumption", f"domain assumption: {d}{extra}", severity="info"))
         if self.store.optional_skipped:
             out.append(Diagnostic("budget", f"{self.store.optional_skipped} optional solver question(s) "
@@ -331,12 +407,19 @@ class Result:
         }
 
     def save(self, path, overwrite_input: bool = False, *, save_as_external_data: bool = False,
-             external_data_location: str | None = None, size_threshold: int = 1024):
-        """Write the model with inferred shapes as value_info (atomically).
+             external_data_location: str | None = None, size_threshold: int = 1024, simplify: bool = False):
+        """Write the model with the inferred shapes (atomically); returns the
+        ``smtshape.written.Report`` of what was written.
 
-        EXACT symbolic dims become ``dim_param`` expressions in smtshape's
-        expression language (``smtshape.parse.parse_expr`` reads them back);
-        UPPER_BOUND and UNKNOWN dims are left without value or name.
+        Graph inputs, value_info and graph outputs get the solved shapes: a graph input's
+        dim bound by ``bind`` is written as its value (never a dim that contradicts the
+        graph inputs); EXACT symbolic dims become ``dim_param`` expressions in their
+        canonical form (the simplest expression the analysis proves equal: ``4*batch``,
+        not ``64*batch*seq//(16*seq)``) in smtshape's expression language
+        (``smtshape.parse.parse_expr`` reads them back); UPPER_BOUND and UNKNOWN dims keep
+        what the model declared (listed in ``report.kept_declared``: not verified) or are
+        left without value or name.  ``simplify``: also fold every value the analysis proves
+        constant and bypass proven identities (``smtshape.written``).
 
         External data: when the input model keeps tensors in external files (or
         ``save_as_external_data``), the tensors of at least ``size_threshold``
@@ -350,29 +433,13 @@ class Result:
         src = getattr(self, "source_path", None)
         if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
             raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
-        proto = to_proto(self.model)
-        g = proto.graph
-        graph_io = {v.name for v in g.input} | {v.name for v in g.output}
-        del g.value_info[:]
-        inits = {i.name for i in g.initializer}
-        for name in self._by_name:
-            if name in inits:
-                continue
-            vi = self._value_info(name)
-            if vi is None:
-                continue
-            if name in graph_io:
-                continue
-            g.value_info.append(vi)
-        for o in g.output:
-            vi = self._value_info(o.name)
-            if vi is not None and vi.type.tensor_type.HasField("shape"):
-                o.type.tensor_type.shape.CopyFrom(vi.type.tensor_type.shape)
+        from .written import write_model
+        proto, report = write_model(self, simplify=simplify)
         tensors = list(_all_initializers(proto.graph))
         external = [t for t in tensors if t.data_location == onnx.TensorProto.EXTERNAL]
         if not external and not save_as_external_data:
             write_atomic(path, proto.SerializeToString())
-            return
+            return report
         base = os.path.dirname(os.path.abspath(src)) if src else os.getcwd()
         bases = {}          # an onnx_ir model loaded with ir.load knows each tensor's folder
         for name, v in self.model.graph.initializers.items():
@@ -387,33 +454,15 @@ class Result:
                 raise BadInput(f"the external data file {data_path} belongs to the input model; "
                                "choose another --external-data-location or output folder")
         _write_external(proto, tensors, path, data_path, location, size_threshold)
+        return report
 
     def _value_info(self, name):
-        import onnx
-        v, t = self._lookup(name)
-        if t.seq is not None or isinstance(getattr(v, "type", None), (ir.SequenceType, ir.OptionalType)):
-            return None   # not a tensor: a tensor value_info would retype it
-        s = self.shape(name)
-        dt = self.dtype(name)
-        if dt is None:
-            return None
-        vi = onnx.ValueInfoProto()
-        vi.name = name
-        tt = vi.type.tensor_type
-        tt.elem_type = int(dt)
-        if s is None:
-            return vi
-        tt.shape.SetInParent()
-        for d in s:
-            dim = tt.shape.dim.add()
-            if d.exactness is Exactness.EXACT:
-                if isinstance(d.expr, int):
-                    dim.dim_value = d.expr
-                else:
-                    text = _reparseable(d.expr)
-                    if text is not None:
-                        dim.dim_param = text
-        return vi
+        """A ValueInfoProto of one value as ``save`` writes it (canonical dims, no declared
+        dims kept), None for a non-tensor or an unknown element type (integrations.py)."""
+        from .written import DimNames, Report, _value_info
+        if getattr(self, "_dim_names", None) is None:
+            self._dim_names = DimNames(self)
+        return _value_info(self, self._dim_names, name, self.shape(name), None, Report())
 
     def table(self) -> str:
         """A readable table of every value and its shape."""
@@ -426,15 +475,10 @@ class Result:
         return "\n".join(f"{n.ljust(w)}  {t}" for n, t in rows)
 
 
-def _reparseable(e) -> str | None:
-    """``show(e)`` when smtshape's own parser reads it back to the same value, else None."""
-    from .parse import ParseError, parse_expr
-    text = show(e)
-    try:
-        back = parse_expr(text)
-    except ParseError:
-        return None
-    return text if back == e or E.sub(back, e) == 0 else None
+def _reparseable(e):
+    """(smtshape.written._reparseable, kept here for integrations.py.)"""
+    from .written import _reparseable as r
+    return r(e)
 
 
 def _as_sympy(rel):

@@ -308,8 +308,8 @@ def test_query_proven_refuted_contingent_with_witnesses():
     assert ans.holds["batch"] == ans.holds["seq"] and ans.fails["batch"] != ans.fails["seq"]
     for b in (ans.holds, ans.fails):
         res.evaluate(b)                                       # both witnesses are inputs the model accepts
-    # prove keeps its three-valued contract: CONTINGENT is never a decide answer
-    assert res.prove("batch == seq") is Verdict.UNKNOWN
+    # prove agrees with query (issue 21): CONTINGENT, a witness on each side
+    assert res.prove("batch == seq") is Verdict.CONTINGENT
 
 
 def test_cli_query_exit_codes_are_distinct(tmp_path):

@@ -1,6 +1,9 @@
 """Result semantics the core owns: specializations, exactness upgrades, annotation policies."""
+import re
+
 import numpy as np
 import onnx
+import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import smtshape
@@ -18,7 +21,7 @@ def test_demo_model_forces_seq_at_most_128_and_names_the_node():
     # the sliced position table is exactly seq long once seq <= 128 is known
     assert [str(d) for d in res.shape("probs")] == ["batch", "4", "seq", "seq"]
     assert res.prove("seq <= 128") is Verdict.PROVEN
-    assert res.prove("seq <= 127") is Verdict.UNKNOWN
+    assert res.prove("seq <= 127") is Verdict.CONTINGENT
 
 
 def test_user_assumption_that_already_implies_the_bound_is_not_a_finding():
@@ -171,3 +174,85 @@ def test_specializations_are_also_indexed_by_dim_name():
     assert "seq" in specs and specs["seq"] == 196 and specs["seq"].nodes == ["hard_reshape"]
     assert specs.as_dict() == {"seq": 196}
     assert len(specs) == 1 and specs[0].relation == "seq == 196"
+
+
+# ------------------------------------------------------------------ values that behave like values (issue 21, defect 6)
+
+def test_a_verdict_is_not_a_truth_value():
+    """``if result.prove("seq == 200"):`` was taken although the verdict is REFUTED."""
+    res = smtshape.analyze(demo_model())
+    v = res.prove("seq == 200")
+    assert v is Verdict.REFUTED
+    with pytest.raises(TypeError, match="is Verdict.PROVEN"):
+        if v:
+            pass
+
+
+def test_a_query_answer_is_not_a_truth_value_and_says_what_to_use():
+    res = smtshape.analyze(demo_model())
+    ans = res.query("seq == 64")
+    assert ans.verdict is Verdict.CONTINGENT and ans.proven is False and ans == Verdict.CONTINGENT
+    with pytest.raises(TypeError, match="answer.proven"):
+        bool(ans)
+    assert res.query("seq <= 128").proven is True
+
+
+def test_prove_and_query_agree_on_contingent():
+    res = smtshape.analyze(demo_model())
+    for claim in ("seq == 64", "seq <= 128", "seq == 200", "batch == seq"):
+        assert res.prove(claim) is res.query(claim).verdict, claim
+    assert res.prove("seq == 64") is Verdict.CONTINGENT
+
+
+def test_a_static_dim_compares_and_converts_like_its_int():
+    import numpy as np
+    res = smtshape.analyze(demo_model(), bind={"batch": 2})
+    b, heads, seq, _ = res.shape("probs")
+    assert b == 2 and 2 == b and heads == 4 and int(heads) == 4 and b < heads <= 4
+    assert hash(heads) == hash(4) and {4: "heads"}[heads] == "heads"
+    assert list(range(b)) == [0, 1] and np.zeros((b, heads)).shape == (2, 4)
+    assert seq != 4 and seq == res.shape("input_ids")[1]
+    with pytest.raises(TypeError, match="symbolic, not a static size"):
+        int(seq)
+    with pytest.raises(TypeError, match="static_value"):
+        seq < 100
+
+
+def test_result_and_answer_are_readable_and_documented():
+    res = smtshape.analyze(demo_model())
+    assert repr(res) == "<smtshape.Result model: 27 values, input dims [batch, seq], consistent>"
+    assert repr(res.query("seq == 64")) == "<QueryAnswer CONTINGENT: seq == 64>"
+    assert repr(res.shape("probs")) == "(Dim(batch), Dim(4), Dim(seq), Dim(seq))"
+    from smtshape.query import QueryAnswer
+    for cls in (smtshape.Result, QueryAnswer, smtshape.Dim):
+        assert cls.__doc__ and len(cls.__doc__) > 200
+    assert "witness" in smtshape.Result.query.__doc__ and "CONTINGENT" in smtshape.Result.prove.__doc__
+
+
+def test_a_value_is_reached_through_a_public_method():
+    from onnx import TensorProto as TP
+    from onnx import helper
+    res = smtshape.analyze(demo_model())
+    v = res.value("probs")
+    assert (v.kind, [str(d) for d in v.shape], v.dtype) == ("tensor", ["batch", "4", "seq", "seq"], TP.FLOAT)
+    with pytest.raises(KeyError):
+        res.value("nope")
+    V = helper.make_tensor_value_info
+    g = helper.make_graph([helper.make_node("SequenceConstruct", ["x", "x"], ["s"], name="sc"),
+                           helper.make_node("SequenceLength", ["s"], ["n"], name="len")], "g",
+                          [V("x", TP.FLOAT, ["k", 3])], [V("n", TP.INT64, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    s = smtshape.analyze(m).value("s")
+    assert (s.kind, s.length, [str(d) for d in s.element_shape], s.element_dtype) == \
+        ("sequence", 2, ["k", "3"], TP.FLOAT)
+
+
+def test_bind_takes_texts_and_pairs_and_errors_name_the_argument_not_a_flag():
+    m = demo_model()
+    for bind in (["batch=2"], [("batch", 2)], "batch=2", {"batch": 2}):
+        assert smtshape.analyze(m, bind=bind).shape("probs")[0] == 2
+    for bind, text in (({"bach": 2}, "no input dim is named 'bach' (the model's input dims: batch, seq)"),
+                       (["batch"], "is not 'name=int'"), ({"batch": -1}, "non-negative int")):
+        with pytest.raises(smtshape.BadInput, match=re.escape(text)) as e:
+            smtshape.analyze(m, bind=bind)
+        assert "--bind" not in str(e.value)

@@ -214,3 +214,31 @@ def test_answers_after_check_come_from_a_satisfiable_base(rels, claim):
             except DivByZero:
                 continue
             assert truth == (v is Verdict.PROVEN), f"{v.name} {claim} but false at {env}"
+
+
+@settings(max_examples=EXAMPLES // 4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(relations, min_size=1, max_size=4), relations)
+def test_each_truth_value_the_store_reports_is_taken_at_a_satisfying_point(rels, claim):
+    """``Store.truths`` (what makes ``Result.prove`` say CONTINGENT without Z3): when it
+    reports both truth values, each is the claim's value at some point satisfying the
+    constraints (on a set without conflicts: one set aside may take a symbol's domain with it,
+    which the points here cannot follow)."""
+    store = boxed_store(rels)
+    if store.check() is False:
+        return
+    store.decide(claim)                      # (leaves Z3's models behind, which truths reads)
+    seen = store.truths(claim)
+    if len(seen) < 2:
+        return
+    kept = [c.relation for c in store.constraints
+            if c.status not in ("conflict", "undecided", "trivial", "duplicate")]   # (a duplicate restates one)
+    taken = set()
+    for env in points():
+        if holds(kept, env):
+            try:
+                taken.add(ev_rel(claim, env))
+            except DivByZero:
+                return                       # (Z3's division by zero is any integer: not comparable)
+        elif holds(kept, env) is None:
+            return
+    assert taken == {True, False}, f"truths {seen} of {claim}, but only {taken} at points satisfying {[str(r) for r in kept]}"

@@ -316,6 +316,30 @@ class Backend:
         finally:
             self._optional_now = False
 
+    def truths(self, cr) -> set:
+        """The truth values the canonical ``cr`` takes at models of every live constraint
+        known without a solver call: the witness points, points varied from them, and
+        Z3's models of the base when nothing is pending (each then satisfies every live
+        constraint).  {True, False}: true for some inputs the constraints allow and false
+        for others; fewer values say nothing."""
+        if self.broken:
+            return set()
+        seen = self._witnesses.truths(cr)
+        if len(seen) == 1:
+            seen = self._witnesses.varied_truths(cr, seen)
+        if len(seen) < 2 and self._models and not (self.pending or self.pending_elims
+                                                   or self._deferred or self._deferred_elims) \
+                and all(s in self._fed_syms for s in cr.symbols()):
+            try:
+                f = self.solver.terms.relation(cr)
+            except Untranslatable:
+                return seen
+            for m in self._models:
+                val = m.eval(f, model_completion=True)
+                if z3.is_true(val) or z3.is_false(val):
+                    seen.add(bool(z3.is_true(val)))
+        return seen
+
     def _decide_z3(self, cr, seen: set) -> Verdict:
         try:
             out: list = []

@@ -12,10 +12,21 @@ INF = math.inf
 
 
 class Verdict(enum.Enum):
+    """The answer to a question about the dims: PROVEN (holds for every input the
+    constraints allow), REFUTED (for none), UNKNOWN (not decided: ``Store.decide`` says so
+    for "true for some inputs and not others" too), CONTINGENT (``Result.prove`` /
+    ``Result.query``: a witness exists on each side).  Not a truth value: ``bool(v)``
+    raises TypeError; compare with ``is``."""
+
     PROVEN = "proven"
     REFUTED = "refuted"
     UNKNOWN = "unknown"
     CONTINGENT = "contingent"   # Result.query only (true for some inputs, false for others); decide never returns it
+
+    def __bool__(self):
+        # ``if result.prove(...)`` was taken for REFUTED too (enum members are truthy)
+        raise TypeError(f"a Verdict ({self.name}) is not a truth value: compare it, e.g. "
+                        "`result.prove(...) is Verdict.PROVEN`, or use `result.query(...).proven`")
 
 
 def holds(r, env, defs, memo=None) -> bool:

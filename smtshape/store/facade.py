@@ -214,6 +214,18 @@ class Store:
             return Verdict.UNKNOWN
         return self._backend.decide(cr, optional)
 
+    def truths(self, relation: Relation) -> set:
+        """The truth values ``relation`` takes at models of every live constraint the store
+        knows without a solver call (witness points, points varied from them, Z3's models
+        of a base with nothing pending), each evaluated exactly.  ``{True, False}``: true
+        for some inputs the constraints allow and false for others (``Result.prove``'s
+        CONTINGENT); fewer values say nothing."""
+        cr = self.canon_rel(relation)
+        v = cr.const_value()
+        if v is not None:
+            return {bool(v)}
+        return self._backend.truths(cr)
+
     def static_value(self, e, optional: bool = False):
         """The int ``e`` must equal under the constraints, or None."""
         e = self.canon(e)

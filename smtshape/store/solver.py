@@ -230,7 +230,7 @@ class GroupSolver:
     still implied), every check paid from the shared ``Budget`` (at most ``rlimit``, at
     least one unit): a spent budget or an ``unknown`` raises ``OutOfBudget``.  ``s`` and
     ``terms`` are the raw solver and its translation (``seen``: values each symbol took
-    in the models noted)."""
+    in the models noted; ``skipped``: constraints left out)."""
 
     def __init__(self, constraints, lower_bound, budget: Budget, rlimit: int, watchdog_s: float):
         self.solver = Solver(rlimit, watchdog_s)
@@ -238,10 +238,12 @@ class GroupSolver:
         self.budget = budget
         self.rlimit = rlimit
         syms: set = set()
+        self.skipped = 0          # constraints Z3 cannot take: a model found may violate them
         for c in constraints:
             try:
                 self.s.add(self.terms.relation(c.relation))
             except Untranslatable:
+                self.skipped += 1
                 continue          # fewer constraints: every bound found is still implied
             syms |= c.relation.symbols()
         for x in syms:
