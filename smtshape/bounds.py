@@ -33,10 +33,90 @@ def upper_bound_over(store, e, keep):
     def kept(x) -> bool:
         return all(keep(s) for s in E.free_symbols(x))
 
-    def lower(x):
-        if isinstance(x, int) or kept(x):
+    def nonnegative(x) -> bool:
+        # sympy's assumptions, else the store's interval (domains and facts, no solver);
+        # a quotient of non-negative terms is non-negative (its rule required the divisor > 0)
+        if isinstance(x, int):
+            return x >= 0
+        if x.is_nonnegative is True or store.interval(x)[0] >= 0:
+            return True
+        if isinstance(x, (E.FloorDiv, E.CeilDiv)):
+            return all(nonnegative(E.norm(a)) for a in x.args)
+        return False
+
+    low_memo: dict = {}
+
+    def lower(x, depth):
+        """A lower bound over kept symbols (the mirror of ``up``), or None."""
+        if isinstance(x, int):
             return x
-        return 0 if x.is_nonnegative else None
+        if isinstance(x, sympy.Integer):
+            return int(x)
+        if kept(x):
+            return x
+        if depth > _BOUND_DEPTH:
+            return None
+        if x in low_memo:
+            return low_memo[x]
+        low_memo[x] = None
+        out = low_step(x, depth + 1)
+        if out is None:
+            lo = store.interval(x)[0]
+            out = None if lo == float("-inf") else int(lo)
+        low_memo[x] = out
+        return out
+
+    def low_step(x, depth):
+        if isinstance(x, sympy.Symbol):
+            defn = store.definitions.get(x)
+            return lower(store.canon(defn), depth) if defn is not None else None
+        if isinstance(x, sympy.Add):
+            acc = 0
+            for t in x.args:
+                co, rest = t.as_coeff_Mul()
+                if not co.is_Integer:
+                    return None
+                b = lower(rest, depth) if co >= 0 else up(rest, depth)
+                if b is None:
+                    return None
+                acc = E.add(acc, E.mul(int(co), b))
+            return acc
+        if isinstance(x, sympy.Mul):
+            co, rest = x.as_coeff_Mul()
+            fs = sympy.Mul.make_args(rest)
+            if co.is_Integer and co >= 0 and len(fs) == 1:
+                b = lower(fs[0], depth)
+                return None if b is None else E.mul(int(co), b)
+            if not co.is_Integer or not all(nonnegative(f) for f in fs):
+                return None
+            if co < 0:                   # co * (product of factors >= 0) >= co * (product of their bounds)
+                acc = int(co)
+                for f in fs:
+                    b = up(f, depth)
+                    if b is None:
+                        return None
+                    acc = E.mul(acc, b)
+                return acc
+            return 0
+        if isinstance(x, (sympy.Min, sympy.Max, E.Bcast, sympy.Piecewise)):
+            vals = [a.expr for a in x.args] if isinstance(x, sympy.Piecewise) else list(x.args)
+            bs = [lower(a, depth) for a in vals]
+            if isinstance(x, sympy.Max):          # at least any one of its arguments
+                bs = [b for b in bs if b is not None]
+                return E.max_of(bs) if bs else None
+            if any(b is None for b in bs):
+                return None
+            out = bs[0]
+            for b in bs[1:]:
+                out = E.smin(out, b)
+            return out
+        if isinstance(x, (E.FloorDiv, E.CeilDiv)):
+            a, b = x.args
+            la = lower(a, depth)
+            if la is None or not kept(b):
+                return None
+            return E.floordiv(la, E.norm(b)) if isinstance(x, E.FloorDiv) else E.ceildiv(la, E.norm(b))
+        return None
 
     def up(x, depth):
         if isinstance(x, int):
@@ -73,7 +153,7 @@ def upper_bound_over(store, e, keep):
                 co, rest = t.as_coeff_Mul()
                 if not co.is_Integer:
                     return None
-                b = up(rest, depth) if co >= 0 else lower(rest)
+                b = up(rest, depth) if co >= 0 else lower(rest, depth)
                 if b is None:
                     return None
                 acc = E.add(acc, E.mul(int(co), b))
@@ -84,7 +164,7 @@ def upper_bound_over(store, e, keep):
                 return None
             acc = int(co)
             for f in sympy.Mul.make_args(rest):
-                if f.is_nonnegative is not True:
+                if not nonnegative(f):
                     return None
                 b = up(f, depth)
                 if b is None:
@@ -115,14 +195,14 @@ def upper_bound_over(store, e, keep):
                 return None
             if kept(b):          # the divisor is positive (its rule required it)
                 return E.floordiv(ua, E.norm(b)) if isinstance(x, E.FloorDiv) else E.ceildiv(ua, E.norm(b))
-            return ua if a.is_nonnegative else None     # divided by some b >= 1
+            return ua if nonnegative(a) else None     # divided by some b >= 1
         if isinstance(x, E.Mod):
             a, b = x.args
             below = E.norm(b) if kept(b) else up(b, depth)
             if below is None:
                 return None
             below = E.sub(below, 1)
-            ua = up(a, depth) if a.is_nonnegative else None
+            ua = up(a, depth) if nonnegative(a) else None
             if ua is not None:
                 return E.smin(ua, below)
             # the modulus alone: a 32- or 64-bit wrap (int32(x) = (x + 2**31) % 2**32 - 2**31)

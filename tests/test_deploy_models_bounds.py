@@ -82,3 +82,45 @@ def test_topk_of_a_count_vs_ort(n, seed):
         assert d.exactness is not EX and w[0] <= E.evaluate(d.bound, {"N": n})
     for name, w in zip(("top", "top40"), run_ort(TOPK_RT, {"len": np.array([n], np.int64)})):
         assert w[0] <= smtshape.analyze(TOPK_RT).shape(name)[0].bound
+
+
+def _strided_counts():
+    """FCOS's group norm over a strided feature map whose size is a run-time count: each
+    count ``k <= N`` is pooled with stride 16 (``(k - 1) // 16 + 1``, a term sympy cannot
+    call non-negative), two such sizes meet in an outer product, and a Reshape to ``[-1]``
+    multiplies them.  Was UNKNOWN: the product's factors were not known non-negative, and
+    the pool's branch for an empty axis, ``1 - (1 - k) // 16``, had no bound (a term with a
+    negative coefficient needed a lower bound of ``(1 - k) // 16``)."""
+    nodes, inputs = [], []
+    for v, d in (("x", "N"), ("y", "M")):
+        nodes += [h.make_node("Constant", [], [f"{v}_thr"], value=nh.from_array(np.array(0.5, np.float32), "t")),
+                  h.make_node("Greater", [v, f"{v}_thr"], [f"{v}_m"]),
+                  h.make_node("NonZero", [f"{v}_m"], [f"{v}_nz"]),
+                  h.make_node("Cast", [f"{v}_nz"], [f"{v}_f"], to=T.FLOAT),
+                  c64(f"{v}_ax", [0]), h.make_node("Unsqueeze", [f"{v}_f", f"{v}_ax"], [f"{v}_u"]),
+                  h.make_node("MaxPool", [f"{v}_u"], [f"{v}_p"], kernel_shape=[1], strides=[16])]
+        inputs.append(vi(v, T.FLOAT, [d]))
+    nodes += [c64("col", [-1, 1]), c64("row", [1, -1]), c64("flat", [-1]),
+              h.make_node("Reshape", ["x_p", "col"], ["a"]), h.make_node("Reshape", ["y_p", "row"], ["b"]),
+              h.make_node("Mul", ["a", "b"], ["ab"]), h.make_node("Reshape", ["ab", "flat"], ["out"])]
+    g = h.make_graph(nodes, "g", inputs, [vi("out", T.FLOAT)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 18)], ir_version=8)
+
+
+STRIDED = _strided_counts()
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 70), st.integers(1, 70), st.integers(0, 2 ** 16))
+def test_a_product_of_strided_counts_is_bounded(n, m, seed):
+    d = smtshape.analyze(STRIDED).shape("out")[0]
+    assert d.exactness is UB
+    # each factor is at most one above the pooled size of the whole input (the pool's
+    # branch for an empty axis is bounded apart from its condition)
+    assert E.evaluate(d.bound, {"N": n, "M": m}) <= ((n - 1) // 16 + 2) * ((m - 1) // 16 + 2)
+    rng = np.random.default_rng(seed)
+    feeds = {"x": rng.uniform(0, 1, n).astype(np.float32), "y": rng.uniform(0, 1, m).astype(np.float32)}
+    for v in feeds.values():
+        v[0] = 1.0          # (onnxruntime refuses to pool an empty axis: at least one selected)
+    got, = run_ort(STRIDED, feeds)
+    assert got[0] <= E.evaluate(d.bound, {"N": n, "M": m})

@@ -561,6 +561,8 @@ def _bound_terms():
         st.builds(E.smin, t, t), st.builds(E.smax, t, t), st.builds(E.bcast, t, t),
         st.builds(lambda x, k: E.floordiv(x, k), t, st.integers(1, 4)),
         st.builds(lambda x, k: E.ceildiv(x, k), t, st.integers(1, 4)),
+        st.builds(E.floordiv, t, st.sampled_from([_N, _A, _B, _C, E.add(_A, _C), E.sub(_A, 1)])),
+        # (a divisor that may be 0 or less: the rule that divides requires it > 0)
         st.builds(lambda x, k: E.mod(x, k), t, st.integers(1, 4)),
         st.builds(_if_n_is_zero, t, t)), max_leaves=6)
 
@@ -580,11 +582,15 @@ def test_upper_bound_over_holds_at_every_point(e):
     if b is None:
         return
     assert E.free_symbols(b) <= {_N}
+    divisors = [] if isinstance(e, int) else [x.args[1] for x in e.atoms(E.FloorDiv, E.CeilDiv, E.Mod)]
     for n in range(0, 7):
         for a in range(0, n + 1):
             for bv in range(0, 6):
                 for c in (0, 1, 4, 11):
-                    v = E.evaluate(e, {"N": n, "a": a, "b": bv, "c": c})
+                    env = {"N": n, "a": a, "b": bv, "c": c}
+                    if any((E.evaluate(d, env) or 0) <= 0 for d in divisors):
+                        continue    # a rule that divides requires its divisor > 0
+                    v = E.evaluate(e, env)
                     if v is not None:
                         assert v <= E.evaluate(b, {"N": n}), (e, b, n, a, bv, c)
 
