@@ -615,6 +615,12 @@ def cmd_check(args, out, err) -> int:
             more = f" and {len(accepted) - 10} more" if len(accepted) > 10 else ""
             err.write(_one_line(f"note: {plural(len(accepted), 'node')} accepted unchecked "
                                 f"(--accept-unchecked; no rule for their op): {names}{more}") + "\n")
+        exprs = list(result.engine.expression_dims.items())
+        for (value, axis), label in exprs[:10]:
+            err.write(_one_line(f"note: {value}[{axis}] is {label} (a dim_param read as an expression "
+                                "over input dims, checked like any other dim)") + "\n")
+        if len(exprs) > 10:
+            err.write(f"note: ... and {len(exprs) - 10} more dims read as expressions (--json lists them all)\n")
         for s in result.specializations:
             err.write(_one_line(f"warning: specialization: the model forces {s}") + "\n")
         for d in _diags(result, "annotation", "rule_error", "budget"):

@@ -57,3 +57,13 @@ def test_identical_strings_are_one_dim_and_expressions_state_their_domain():
     assert res.equal("w", 1, "x", 1) is True             # one opaque dim, not two
     assert res.specializations == []                      # (nothing forced: 'n - 1' is a declaration)
     assert res.prove("n >= 1").name == "PROVEN"           # a size: n - 1 >= 0
+
+
+def test_check_names_the_mask_dim_read_as_past_plus_seq(tmp_path, capsys):
+    # issue 19: `smtshape check` of a KV-cache decoder lists the mask's dim as past + seq
+    from smtshape.cli import main
+    p = tmp_path / "kv.onnx"
+    onnx.save(_kv_model("past_sequence_length + sequence_length"), str(p))
+    assert main(["check", str(p)]) == 0
+    err = capsys.readouterr().err
+    assert "note: mask[1] is past_sequence_length + sequence_length (a dim_param read as an expression" in err
