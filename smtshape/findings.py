@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import expr as E
-from .constraints import _sides_of, eq, ge, le
+from .constraints import Rel, _sides_of, eq, ge, le
 from .lazyz3 import z3
 from .printing import show
 from .store import Groups, OutOfBudget
@@ -302,6 +302,19 @@ def _uniform_free(store, cs, syms, us) -> set:
     definitions, eliminated symbols by their values) satisfies the constraints ``cs``
     (over the symbols ``syms``; canonical forms, domains included).  Pure Python
     evaluation: each is a model found without the solver."""
+    rels = _uniform_rels(store, cs, syms)
+    out = set()
+    for u in us:
+        try:
+            if store.holds_at(rels, u):
+                out.add(u)
+        except Exception:
+            pass
+    return out
+
+
+def _uniform_rels(store, cs, syms) -> list:
+    """The relations "every symbol is u" must satisfy to be a model of ``cs``."""
     rels = []
     for c in cs:
         if c.status == "residual":
@@ -315,14 +328,121 @@ def _uniform_free(store, cs, syms, us) -> set:
         if not hasattr(k, "name") and k.free_symbols & syms:
             rels.append(eq(E.norm(k.func(*[E.to_sympy(store.canon(E.norm(a))) for a in k.args])),
                            store.canon(val)))
-    out = set()
-    for u in us:
+    return rels
+
+
+_LOOSE_POINTS = (64, 3, 1000, 2, 1)
+
+
+def _loose_inputs(store, rels, targets) -> frozenset:
+    """Input symbols the constraints leave free: at a point where every symbol is ``u``
+    and all of ``rels`` hold, each relation naming one of them still holds whatever values
+    they take in their domains (an interval over their domains, every other symbol at
+    ``u``), so a model stays a model when they change: nothing is forced on them.  (A
+    detector's image size meets its constraints only through the bounds of its float
+    sizes, ``d <= if(h >= 1 and w >= 1, 608, 2**63 - 1)``, which hold for any image.)
+    Symbols an alias definition names are never loose (their aliases would move too)."""
+    named = set()
+    for d in store.definitions.values():
+        named |= E.free_symbols(d)
+    cands = {x for x in targets if x not in named}
+    if not cands:
+        return frozenset()
+    for u in _LOOSE_POINTS:
         try:
-            if store.holds_at(rels, u):
-                out.add(u)
+            if not store.holds_at(rels, u):
+                continue
         except Exception:
-            pass
-    return out
+            continue
+        loose = set(cands)
+        changed = True
+        while changed and loose:
+            changed = False
+            for r in rels:
+                xs = r.symbols() & loose
+                if xs and not _holds_for_all(store, r, loose, u):
+                    loose -= xs
+                    changed = True
+        return frozenset(loose)
+    return frozenset()
+
+
+def _holds_for_all(store, r, free, u) -> bool:
+    """Does ``r`` hold for every value of the symbols ``free`` in their domains, each other
+    symbol at ``u`` (aliases by their definitions)?  Shown by an interval, or False."""
+    if not isinstance(r, Rel) or r.op not in ("<=", "<", ">=", ">"):
+        return False
+    env = {}
+    memo: dict = {}
+    for x in r.symbols() - free:
+        try:
+            env[x] = E.eval_int(x, _Everywhere(u), store.definitions, memo)
+        except Exception:
+            return False
+    lhs, rhs = (r.lhs, r.rhs) if r.op in ("<=", "<") else (r.rhs, r.lhs)
+    d = E.sub(rhs, lhs)
+    if not isinstance(d, int):
+        d = E.norm(E.to_sympy(d).xreplace({x: E.sympy.Integer(v) for x, v in env.items()}))
+    lo = _domain_low(store, d, free)
+    return lo is not None and (lo > 0 if r.op in ("<", ">") else lo >= 0)
+
+
+class _Everywhere(dict):
+    """Every symbol name maps to one value (``E.eval_int``'s environment)."""
+
+    def __init__(self, v):
+        super().__init__()
+        self.v = v
+
+    def get(self, name, default=None):
+        return self.v
+
+    def __getitem__(self, name):
+        return self.v
+
+    def __contains__(self, name):
+        return True
+
+
+def _domain_low(store, e, free):
+    """A lower bound of ``e`` over the domains of the symbols ``free`` alone (no fact the
+    constraints imply is used), or None: sums, non-negative multiples, min / max, the
+    values of a Piecewise and floor divisions by a positive constant."""
+    if isinstance(e, int):
+        return e
+    S = E.sympy
+    if isinstance(e, S.Integer):
+        return int(e)
+    if isinstance(e, S.Symbol):
+        return store.lower_bound(e) if e in free else None
+    if isinstance(e, S.Add):
+        total = 0
+        for a in e.args:
+            co, rest = a.as_coeff_Mul()
+            if not co.is_Integer or (co < 0 and not rest.is_Number):
+                return None
+            lo = _domain_low(store, E.norm(rest), free)
+            if lo is None:
+                return None
+            total += int(co) * lo
+        return total
+    if isinstance(e, S.Mul):
+        co, rest = e.as_coeff_Mul()
+        if not co.is_Integer or co < 0 or isinstance(rest, S.Mul):
+            return None
+        lo = _domain_low(store, E.norm(rest), free)
+        return None if lo is None else int(co) * lo
+    if isinstance(e, (S.Min, S.Piecewise, S.Max)):
+        vals = [a.expr for a in e.args] if isinstance(e, S.Piecewise) else e.args
+        los = [_domain_low(store, E.norm(v), free) for v in vals]
+        if isinstance(e, S.Max):
+            los = [x for x in los if x is not None]
+            return max(los) if los else None
+        return None if any(x is None for x in los) else min(los)
+    if isinstance(e, E.FloorDiv) and e.args[1].is_Integer and int(e.args[1]) > 0:
+        lo = _domain_low(store, E.norm(e.args[0]), free)
+        return None if lo is None else lo // int(e.args[1])
+    return None
 
 
 def _has_product(e) -> bool:
@@ -398,6 +518,10 @@ class _GroupSearch:
         floors = {store.lower_bound(x) or 0 for x in self.targets}
         floor = min(floors) if len(floors) == 1 else None
         free = _uniform_free(store, cs, self.syms, [u for u in (_HUGE, floor, _UNIFORM_NO_DIV) if u is not None])
+        if not free >= {_HUGE, _UNIFORM_NO_DIV} or floor not in free:
+            self.loose = _loose_inputs(store, _uniform_rels(store, cs, self.syms), self.targets)
+        else:
+            self.loose = frozenset()
         self.free_hi = _HUGE in free
         self.free_lo = floor is not None and floor in free
         self.free_div = _UNIFORM_NO_DIV in free
@@ -425,6 +549,8 @@ class _GroupSearch:
 
     def find(self, s, out, inputs):
         st = self.store
+        if s in self.loose:
+            return              # (nothing is forced on it: _loose_inputs)
         cone = self.cs
         hi = lo = None
         hi_group = frozenset(self.targets) if self.free_hi else None

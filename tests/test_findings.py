@@ -406,3 +406,43 @@ def test_a_search_the_budget_cannot_pay_is_reported_not_searched(tmp_path, capsy
     assert list(specs) == [] and specs.not_searched == ["seq"]
     assert any(d.kind == "budget" and "were not searched (seq)" in d.message for d in res.diagnostics)
     assert res.to_json()["findings_not_searched"] == ["seq"]
+
+
+def _image_sizes_store(extra=None):
+    """A detector's shape: run-time sizes ``d`` bounded by the image size only as
+    ``d <= if(h >= 1 and w >= 1, 608, 2**63 - 1)``, wrapped to int32 and required non-zero
+    (so "every symbol huge" is no model) and, with ``extra``, one more relation."""
+    import sympy
+    from smtshape import expr as E
+    from smtshape.constraints import Provenance, ne
+    from smtshape.store import Store
+    st = Store()
+    p = Provenance("n", "Op", "r", "test")
+    h, w = st.declare("height", "input", p), st.declare("width", "input", p)
+    cond = sympy.And(sympy.Ge(h, 1), sympy.Ge(w, 1))
+    d = st.new_data("d", p, upper=E.norm(sympy.Piecewise((608, cond), (2 ** 63 - 1, True))))
+    st.add(ne(E.sub(E.mod(E.add(E.floordiv(E.sub(d, 1), 16), 2 ** 31 + 1), 2 ** 32), 2 ** 31), 0), p)
+    if extra is not None:
+        st.add(extra(h, w, d), p)
+    return st
+
+
+def test_inputs_met_only_through_bounds_that_hold_for_any_image_are_searched_and_free():
+    """fcos / keypointrcnn of corpus-wild: their image size was reported "not searched" (Z3
+    cannot decide the group); nothing is forced on it, shown without the solver."""
+    from smtshape.findings import specializations
+    st = _image_sizes_store()
+    specs, not_searched = specializations(st)
+    assert specs == [] and not_searched == [] and st.findings_checks == 0
+
+
+def test_a_relation_that_limits_the_input_is_still_found():
+    # d <= height - 5 forces height >= 6 (the non-zero wrapped size needs d >= 1): not
+    # loose, searched by the solver
+    from smtshape import expr as E
+    from smtshape.constraints import le
+    from smtshape.findings import specializations
+    st = _image_sizes_store(lambda h, w, d: le(d, E.sub(h, 5)))
+    specs, not_searched = specializations(st)
+    assert [s.relation for s in specs] == ["height >= 6"] and not_searched == []
+    assert "width" not in not_searched
