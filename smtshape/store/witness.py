@@ -24,6 +24,7 @@ from .basics import holds
 # 0 and a large value settle questions such as ``seq > 0`` or ``seq <= 128`` without Z3
 WITNESS_VALUES = (0, 1, 2, 3, 64, 1000, 1024)
 _VARY_ORDER = (64, 3, 1024, 2, 1000, 1, 0)      # witness points varied_truths starts from, first first
+_VARY_SIZE = 4000           # a relation over bigger terms is not evaluated at varied points
 
 
 class Witnesses:
@@ -92,10 +93,11 @@ class Witnesses:
         by_name = index.setdefault("by_name", {})
         for r in rels[index.get("n", 0):]:        # index the relations added since, once each
             syms = r.symbols()
-            heavy = any(x in defs for x in syms) or sum(E.size(x) for x in _sides_of(r)) > 200
+            size = sum(E.size(x) for x in _sides_of(r))
+            heavy = any(x in defs for x in syms) or size > _VARY_SIZE
             ns = frozenset(self._point(syms, 0)) if not heavy else frozenset(x.name for x in syms)
             for name in ns:
-                by_name.setdefault(name, []).append((r, ns, heavy))
+                by_name.setdefault(name, []).append((r, ns, heavy, size))
         index["n"] = len(rels)
         leaves = list(self._point(cr.symbols(), 0))
         budget = self._VARY_MAX
@@ -104,10 +106,11 @@ class Witnesses:
         for name in sorted(leaves, key=lambda n: (len(by_name.get(n, ())), n)):
             info = self._symbols.symbols.get(name)
             entries = by_name.get(name, ())
-            if info is None or any(h for _, _, h in entries) or len(entries) > self._VARY_MAX:
-                continue         # its constraints go through aliases, are big or many: not worth it
-            mine = [r for r, _, _ in entries]
-            names = set().union(*(ns for _, ns, _ in entries)) if entries else set()
+            if info is None or any(h for _, _, h, _ in entries) or len(entries) > self._VARY_MAX:
+                continue         # its constraints go through aliases, are huge or many: not worth it
+            mine = [r for r, _, _, _ in entries]
+            cost = len(mine) + 1 + sum(n for _, _, _, n in entries) // 100     # (big terms cost more)
+            names = set().union(*(ns for _, ns, _, _ in entries)) if entries else set()
             lo, hi = self._intervals.interval(info.symbol)
             cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
             for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
@@ -130,14 +133,15 @@ class Witnesses:
                 for w in sorted(solved - {v}) + sorted(cands - solved - {v}):
                     if budget <= 0:
                         return seen
-                    budget -= len(mine) + 1
+                    budget -= cost
                     env = dict.fromkeys(leaves, v)
                     env.update(dict.fromkeys(names, v))
                     env[name] = w
+                    memo = _MovedMemo(self._uniform_memo.setdefault(v, {}), info.symbol, defs)
                     try:
-                        if not all(holds(r, env, defs) for r in mine):
+                        if not all(holds(r, env, defs, memo) for r in mine):
                             continue
-                        seen.add(bool(holds(cr, env, defs)))
+                        seen.add(bool(holds(cr, env, defs, memo)))
                     except Exception:
                         continue
                     if len(seen) == 2:
@@ -226,6 +230,26 @@ class Witnesses:
             else:
                 todo.extend(E.free_symbols(d))
         return env
+
+
+class _MovedMemo(dict):
+    """Values at a point that differs from "every symbol is v" only in the symbol
+    ``moved``: a term that names neither it nor an alias has its value at the uniform
+    point (``base``, that point's memo), so a big term the move leaves alone is not
+    evaluated again (a chain of n broadcasts made each varied point cost O(n))."""
+
+    def __init__(self, base, moved, defs):
+        super().__init__()
+        self.base, self.moved, self.defs = base, moved, defs
+
+    def get(self, e, default=None):
+        hit = dict.get(self, e)
+        if hit is not None:
+            return hit
+        syms = E.free_symbols(e)
+        if self.moved in syms or any(x in self.defs for x in syms):
+            return default
+        return self.base.get(e, default)
 
 
 class _UniformEnv:
