@@ -204,8 +204,6 @@ def check_annotations(engine, policy: str):
                 r = violation(p, _FIX) if refuted in ("rank", "type") else refuted
                 c = st.add(r, prov, kind="annotation", absorb=False)
                 if facts_of.get(rel) is not None:
-                    if not hasattr(engine, "annotation_facts"):
-                        engine.annotation_facts = {}
                     engine.annotation_facts[c.id] = facts_of[rel]
             elif policy == "strict":
                 st.add(violation(f"{p} (policy strict)"), prov, kind="annotation")

@@ -124,10 +124,8 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     store = Store(Domain(inputs_positive=inputs_positive, no_broadcast_one=no_broadcast_one), rlimit=rlimit)
     if isinstance(accept_unchecked, str):
         accept_unchecked = [accept_unchecked]
-    eng = Engine(m, store, rules, accepted_ops=accept_unchecked)
-    eng.policy = policy
-    if policy == "override":
-        eng.cache = None      # annotations adopted between nodes: every rule runs
+    # (override adopts annotations between nodes: every rule runs, no cache)
+    eng = Engine(m, store, rules, accepted_ops=accept_unchecked, policy=policy, cache=policy != "override")
     eng.declare_inputs(m.graph)
     rels, skipped = _check_names(store, bind, rels)
     bind_and_assume(eng, bind, rels)
@@ -139,17 +137,14 @@ def _analyze(model, rels, policy, inputs_positive, no_broadcast_one, rlimit, bin
     if policy in ("refine", "strict", "skip"):
         A.check_annotations(eng, policy)
     mark("walk")
-    res = Result(eng, store, policy, [t for t, _ in rels])
-    res.skipped_assumptions = skipped
     if progress is not None:
         progress.phase("checking consistency")
-    res.consistent = store.check()
+    consistency = store.check()
     mark("check")
     if progress is not None:
         progress.done()
-    if isinstance(model, (str, os.PathLike)):
-        res.source_path = os.fspath(model)
-    return res
+    return Result(eng, store, policy, [t for t, _ in rels], consistency=consistency, skipped_assumptions=skipped,
+                  source_path=os.fspath(model) if isinstance(model, (str, os.PathLike)) else None)
 
 
 def _check_opsets(m):

@@ -139,14 +139,20 @@ class RuleCache:
             ctx.require(rel, rule, msg)
         return e
 
-    def record(self, ctx, key, values: dict):
-        """Store what the rule did for ``key``: the new Entry, or None when not stored."""
+    def record(self, ctx, key, values: dict, wants_fold):
+        """Store what the rule did for ``key``: the new Entry, or None when not stored.
+        ``wants_fold()``: would the engine fold the node's inputs (asked only when stored)."""
         if not ctx.cacheable or len(self.entries) >= MAX_ENTRIES:
             return None
         outs = ctx.outputs
         stored = tuple([(i, values[outs[i]]) for i in sorted(ctx.outputs_set)])
         consts = _const_ids(ctx, values) if ctx.const_read else None
         e = self.entries[key] = Entry(stored, tuple(ctx.recorded), consts, tuple(ctx.unknowns or ()))
+        # whether inputs can be folded and outputs are settled follows from the key
+        # (constness and known elements are in it): decided once, here (the outputs are
+        # the entry's, and folding has not run yet)
+        e.finished = not wants_fold() and {i for i, _ in stored} >= {i for i, o in enumerate(outs) if o.name}
+        e.quick = e.finished and consts is None and not e.unknowns and not e.requires
         return e
 
 

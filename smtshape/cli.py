@@ -306,8 +306,10 @@ def check_assumptions(texts) -> None:
 
 # ------------------------------------------------------------------ printing (see report.py)
 
-from .report import clean as _clean, diags as _diags, explain_conflict, fmt_diag as _fmt_diag  # noqa: E402,F401
-from .report import node_index as _node_index, one_line as _one_line, suggest_fix  # noqa: E402,F401
+from .report import diags as _diags, explain_conflict, fmt_diag as _fmt_diag  # noqa: E402,F401
+from .text import clean as _clean  # noqa: E402,F401
+from .report import node_index as _node_index  # noqa: E402
+from .text import one_line as _one_line  # noqa: E402
 
 
 # ------------------------------------------------------------------ writing files

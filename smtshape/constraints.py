@@ -260,7 +260,8 @@ class Conflict:
 
     ``root`` (lines naming where the values involved were introduced: the constant,
     initializer, declaration or earliest node) and ``fix`` (a concrete change that
-    removes the conflict) are filled in by ``smtshape.findings.enrich_conflicts``."""
+    removes the conflict) are given by ``explained``, which
+    ``smtshape.conflicts.enrich_conflicts`` calls once per conflict."""
 
     relation: str                      # the relation that cannot hold, as text
     constraints: list = field(default_factory=list)   # Constraint objects in the core
@@ -268,6 +269,11 @@ class Conflict:
     detail: str = ""
     root: list = field(default_factory=list)
     fix: str = ""
+    enriched: bool = field(default=False, repr=False, compare=False)   # explained() ran
+
+    def explained(self, root: list, fix: str) -> None:
+        """Its root causes and fix, found after the conflict was (``enrich_conflicts``)."""
+        self.root, self.fix, self.enriched = list(root), fix, True
 
     def __post_init__(self):
         # ``value 3 = 3`` says nothing: keep only values that differ from how they are written

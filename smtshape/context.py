@@ -57,6 +57,16 @@ class TensorInfo:
     # cache key in that table): cache.py's memo
     cache_key: Any = field(default=None, repr=False, compare=False)
 
+    def array(self) -> "np.ndarray | None":
+        """The full constant (``const``), converted from ``tensor`` on first use (a tensor
+        that cannot be converted is dropped), or None."""
+        if self.const is None and self.tensor is not None:
+            try:
+                self.const = self.tensor.numpy()
+            except Exception:
+                self.tensor = None
+        return self.const
+
 
 @dataclass
 class SeqInfo:
@@ -102,6 +112,15 @@ class Context:
         self.cacheable = True               # False: the result depends on more than the cache key
         self.const_read = False             # the rule read a constant's elements (``const``)
         self.unknowns: list | None = None   # questions ``decide`` answered UNKNOWN
+
+    def start_recording(self) -> None:
+        """Record each ``require`` from now on (the engine, before a rule it may cache)."""
+        self.recorded = []
+
+    def not_cacheable(self) -> None:
+        """The rule's result depends on more than the cache key (the graph upstream, the
+        store's state): never replay it."""
+        self.cacheable = False
 
     @property
     def name(self) -> str:
@@ -174,12 +193,7 @@ class Context:
         if t is None:
             return None
         self.const_read = True
-        if t.const is None and t.tensor is not None:
-            try:
-                t.const = t.tensor.numpy()
-            except Exception:
-                t.tensor = None
-        return t.const
+        return t.array()
 
     # ------------------------------------------------------------ attributes
     @property

@@ -7,6 +7,7 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -87,7 +88,8 @@ def _parse_proto(data: bytes, where: str):
 
 
 class Engine:
-    def __init__(self, model, store: Store, rules=None, accepted_ops=()):
+    def __init__(self, model, store: Store, rules=None, accepted_ops=(), policy: str = "refine",
+                 cache: bool = True):
         self.model = model
         self.store = store
         self.rules = rules if rules is not None else registry.DEFAULT
@@ -97,7 +99,7 @@ class Engine:
         self.node_index = 0
         self.node_count = 0
         self.assumptions_used: dict[str, list[str]] = {}
-        self.policy = "refine"
+        self.policy = policy          # the annotation policy (annotations.py); "override" adopts them between nodes
         self.annotation_conflicts: list = []
         self.foreign_names: dict = {}
         self.foreign_syms: dict = {}
@@ -109,7 +111,8 @@ class Engine:
         self.opaque_labels: dict = {}     # a dim_param that is neither a name nor an expression -> its symbol
         self._nonneg_stated: set = set()  # expression dim_params whose ">= 0" is stated
         self.assumption_notes = 0
-        self.cache = RuleCache()      # rule-result cache (cache.py); None: every rule runs
+        self.cache = RuleCache() if cache else None      # rule-result cache (cache.py); None: every rule runs
+        self.annotation_facts: dict = {}  # constraint id -> the annotation facts it came from (annotations.py)
         self._cache_store = store     # the cache holds results derived in this store only
         self._lean = isinstance(model, Model)
         self._rule_of: dict = {}      # (domain, op type) -> (opset, rule): the same for every node
@@ -282,6 +285,16 @@ class Engine:
                    kind="declaration")
         return e
 
+    @contextlib.contextmanager
+    def using_store(self, store):
+        """Run nodes with ``store`` (a branch's fork) as the engine's store, then put the
+        engine's own back (ops/control.py)."""
+        saved, self.store = self.store, store
+        try:
+            yield
+        finally:
+            self.store = saved
+
     def walk(self, graph):
         order = topo_order(graph)
         self.node_count += len(order)
@@ -336,7 +349,7 @@ class Engine:
                     return
                 rule = _replayed
             else:
-                ctx.recorded = []
+                ctx.start_recording()
                 st = self.store
                 before = (len(st.symbols), len(st.conflicts), len(self.diagnostics), self.assumption_notes)
         try:
@@ -349,15 +362,7 @@ class Engine:
                     self._type_outputs(ctx, types)
                 if ctx.recorded is not None and before == (len(st.symbols), len(st.conflicts),
                                                            len(self.diagnostics), self.assumption_notes):
-                    e = self.cache.record(ctx, key, self.values)
-                    if e is not None:
-                        # whether inputs can be folded and outputs are settled follows from
-                        # the key (constness and known elements are in it): decided once, here
-                        # (the outputs are the entry's, and folding has not run yet)
-                        fold = self._wants_fold(ctx)
-                        e.finished = not fold and \
-                            {i for i, _ in e.outputs} >= {i for i, o in enumerate(ctx.outputs) if o.name}
-                        e.quick = e.finished and e.consts is None and not e.unknowns and not e.requires
+                    self.cache.record(ctx, key, self.values, lambda: self._wants_fold(ctx))
             else:
                 _schema_check(ctx, domain, opset)
                 self._fallback(ctx)

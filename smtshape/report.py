@@ -14,6 +14,7 @@ import threading
 from collections import Counter
 
 from .dim import Exactness
+from .text import clean, one_line, plural  # noqa: F401  (re-exported)
 
 MAX_DIM_CHARS = 40          # a dim longer than this is abbreviated in the table (full in --json)
 MAX_NAME_CHARS = 60         # value names longer than this are shortened in the middle
@@ -22,26 +23,6 @@ MAX_FINDING_CHARS = 160     # a one-line finding longer than this is abbreviated
 
 
 # ------------------------------------------------------------------ text helpers
-
-def clean(s) -> str:
-    """Text from the model is untrusted: no control characters on the terminal."""
-    s = str(s)
-    if s.isprintable():
-        return s
-    return "".join(ch if ch.isprintable() or ch in "\n" else repr(ch)[1:-1] for ch in s)
-
-
-def one_line(s) -> str:
-    return clean(s).replace("\n", "\\n")
-
-
-_PLURALS = {"identity": "identities", "dummy": "dummies"}
-
-
-def plural(n: int, word: str) -> str:
-    """``1 constraint``, ``2 constraints``, ``3 identities``."""
-    return f"{n} {word if n == 1 else _PLURALS.get(word, word + 's')}"
-
 
 def premises_text(result, premises=None) -> str:
     """The bindings and assumptions an answer holds under, in one phrase: "for every input
@@ -163,45 +144,9 @@ def explain_conflict(result, c, nodes_by_name=None) -> str:
             vl = _values_line(result, node)
             if vl:
                 lines.append(f"  at {node.op_type} node '{one_line(name)}': {vl}")
+    from .conflicts import suggest_fix
     lines.append("  fix: " + suggest_fix(c))
     return "\n".join(lines)
-
-
-def suggest_fix(c) -> str:
-    """One sentence: what to change so that the conflict goes away."""
-    if getattr(c, "fix", ""):
-        return c.fix        # concrete: the constant / declaration / assumption to change (findings.py)
-    fixes = [k.relation.fix for k in c.constraints if getattr(k.relation, "fix", "")]
-    if fixes:
-        return "; ".join(dict.fromkeys(fixes))     # what the violated precondition's rule says to change
-    nodes, assumptions, binds, annotations = [], [], [], False
-    for k in c.constraints:
-        p = k.provenance
-        if k.kind == "assumption" or p.op_type == "assumption":
-            if p.rule == "bind":
-                r = k.relation
-                binds.append(f"--bind {r.lhs}={r.rhs}" if getattr(r, "op", "") == "==" else p.message)
-            else:
-                assumptions.append(p.message)
-        elif k.kind == "annotation" or p.op_type == "annotation" or p.rule.startswith("annotation"):
-            annotations = True
-        elif p.node:
-            tag = f"'{one_line(p.node)}' ({p.op_type})"
-            if tag not in nodes:
-                nodes.append(tag)
-    parts = []
-    if nodes:
-        parts.append(f"check the shapes feeding {'this node' if len(nodes) == 1 else 'these nodes'}: "
-                     + ", ".join(nodes))
-    if annotations or (not c.constraints and "annotation" in (c.relation + c.detail)):
-        parts.append("correct the shape annotation (value_info) or run with --policy skip")
-    if assumptions:
-        parts.append("remove the assumption " + " / ".join(repr(one_line(a)) for a in assumptions))
-    if binds:
-        parts.append("change the binding " + " / ".join(one_line(b) for b in binds))
-    if not parts:
-        parts.append("check the shapes the model declares for its inputs and outputs")
-    return ", or ".join(parts)
 
 
 def fmt_diag(d) -> str:

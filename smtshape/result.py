@@ -49,7 +49,8 @@ class Result:
     in; ``simplify=True`` also folds what the analysis proves constant).
     """
 
-    def __init__(self, engine, store, policy: str, assumptions: list[str]):
+    def __init__(self, engine, store, policy: str, assumptions: list[str], *, consistency: bool | None = None,
+                 skipped_assumptions=(), source_path: str | None = None):
         self.engine = engine
         self.store = store
         self.policy = policy
@@ -61,14 +62,15 @@ class Result:
         self._shapes: dict = {}          # value name -> solved shape (shape())
         self._by_info: dict = {}         # TensorInfo -> its solved shape
         self._specs = None
-        self._consistency = None
+        self._consistency = consistency  # Store.check() after the walk (consistent adds the nodes)
         self._atom_picks: dict = {}
         self._premises = None
-        self.skipped_assumptions: list = []   # (constraint-file text, [dim names the model lacks])
+        self.skipped_assumptions: list = list(skipped_assumptions)   # (constraint-file text, [names the model lacks])
+        self.source_path = source_path   # the model's path, when it was read from one
 
     def __repr__(self) -> str:
-        src = getattr(self, "source_path", None)
-        from .report import plural
+        src = self.source_path
+        from .text import plural
         c = self.consistent
         state = "consistent" if c else "not proven consistent" if c is None else plural(len(self.conflicts),
                                                                                          "conflict")
@@ -99,10 +101,6 @@ class Result:
         if self._consistency is None or any(not u.accepted for u in self.engine.unchecked):
             return None
         return self._consistency
-
-    @consistent.setter
-    def consistent(self, value):
-        self._consistency = value
 
     @property
     def undecided(self) -> list:
@@ -285,8 +283,8 @@ class Result:
     def conflicts(self) -> list[Conflict]:
         cs = list(self.store.conflicts) + list(self.engine.annotation_conflicts)
         if cs:
-            from .findings import enrich_conflicts
-            enrich_conflicts(self, cs)       # root cause and suggested fix (findings.py)
+            from .conflicts import enrich_conflicts
+            enrich_conflicts(self, cs)       # root cause and suggested fix (conflicts.py)
         return cs
 
     @property
@@ -342,7 +340,8 @@ class Result:
         """The result as one JSON-ready dict, following the versioned schema
         ``smtshape/schema/result-v1.json`` (``"schema": "smtshape.result/1"``)."""
         from ._version import __version__
-        from .report import dim_counts, suggest_fix
+        from .conflicts import suggest_fix
+        from .report import dim_counts
         vals = {}
         for name in self._by_name:
             s = self.shape(name)
@@ -363,7 +362,7 @@ class Result:
         return {
             "schema": JSON_SCHEMA_ID,
             "smtshape_version": __version__,
-            "source": getattr(self, "source_path", None),
+            "source": self.source_path,
             "policy": self.policy,
             "consistent": self.consistent,
             "summary": {"values": counts["values"], "rank_unknown": counts["rank_unknown"],
@@ -430,7 +429,7 @@ class Result:
         """
         import onnx
         path = os.fspath(path)
-        src = getattr(self, "source_path", None)
+        src = self.source_path
         if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
             raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
         from .written import write_model

@@ -116,7 +116,7 @@ class Report:
     def summary(self) -> str:
         """One line: nodes before and after, and the rewrites by kind."""
         parts = []
-        from .report import plural
+        from .text import plural
         for kind, word, done in (("constant", "constant value", "folded"), ("identity", "identity", "bypassed"),
                                  ("dead", "dead node", "removed")):
             n = self.count(kind)

@@ -9,7 +9,8 @@ from onnx import TensorProto as TP, helper
 
 import smtshape
 from smtshape import schemas
-from smtshape.report import explain_conflict, suggest_fix
+from smtshape.conflicts import suggest_fix
+from smtshape.report import explain_conflict
 from smtshape.testing import infer_node, ts
 
 

@@ -83,7 +83,7 @@ def broadcast_dim(ctx, a, b, axis: int, rule: str = "broadcast"):
     st = ctx.store
     if st.domain.no_broadcast_one and not isinstance(a, int) and not isinstance(b, int):
         ctx.engine.note_assumption("no_broadcast_one", ctx.name)
-        ctx.cacheable = False
+        ctx.not_cacheable()
         ctx.require(eq(a, b), f"{rule}.assume_not_one",
                     lambda: msg() + " (assumed equal: symbolic dims are never 1)")
         return st.canon(a)

@@ -80,9 +80,7 @@ def _report_fork(ctx, scratch, where):
 def _walk(ctx, graph, store):
     """Run every node of ``graph`` with ``store`` as the engine's store."""
     eng = ctx.engine
-    saved = eng.store
-    eng.store = store
-    try:
+    with eng.using_store(store):
         for v in graph.initializers.values():
             eng.values[v] = const_info(v.const_value, v.dtype)
         try:
@@ -92,8 +90,6 @@ def _walk(ctx, graph, store):
                         "order the subgraph's nodes so that each reads only values made before it")
         for n in order:
             eng.run_node(n)
-    finally:
-        eng.store = saved
 
 
 def _out_info(ctx, v) -> TensorInfo:

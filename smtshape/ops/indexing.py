@@ -113,12 +113,7 @@ def _info_scalar(ctx, v):
             return ctx.store.canon(_int(x) if _int(x) is not None else x)
     if not _one_element(t):
         return None     # never read a large constant for one element
-    if t.const is None and t.tensor is not None:
-        try:
-            t.const = t.tensor.numpy()
-        except Exception:
-            t.tensor = None
-    c = t.const
+    c = t.array()
     if c is not None and c.size == 1 and c.dtype.kind in "iu":
         return int(c.reshape(-1)[0])
     return None
@@ -139,7 +134,7 @@ def element_range(ctx, v, depth: int = 0):
     node = v.producer()
     if node is None or node.domain not in ("", "ai.onnx"):
         return None
-    ctx.cacheable = False     # the answer depends on the graph upstream, not only on the inputs
+    ctx.not_cacheable()       # the answer depends on the graph upstream, not only on the inputs
     op = node.op_type
     ins = node.inputs
     if op == "Range" and len(ins) == 3:
