@@ -66,21 +66,26 @@ def upper_bound_over(store, e, keep):
         low_memo[x] = out
         return out
 
+    def linear(x, depth, same, other):
+        # a sum's bound: each term's coefficient times its argument's bound of the same
+        # side (a non-negative coefficient) or of the other side (a negative one)
+        acc = 0
+        for t in x.args:
+            co, rest = t.as_coeff_Mul()
+            if not co.is_Integer:
+                return None
+            b = same(rest, depth) if co >= 0 else other(rest, depth)
+            if b is None:
+                return None
+            acc = E.add(acc, E.mul(int(co), b))
+        return acc
+
     def low_step(x, depth):
         if isinstance(x, sympy.Symbol):
             defn = store.definitions.get(x)
             return lower(store.canon(defn), depth) if defn is not None else None
         if isinstance(x, sympy.Add):
-            acc = 0
-            for t in x.args:
-                co, rest = t.as_coeff_Mul()
-                if not co.is_Integer:
-                    return None
-                b = lower(rest, depth) if co >= 0 else up(rest, depth)
-                if b is None:
-                    return None
-                acc = E.add(acc, E.mul(int(co), b))
-            return acc
+            return linear(x, depth, lower, up)
         if isinstance(x, sympy.Mul):
             co, rest = x.as_coeff_Mul()
             fs = sympy.Mul.make_args(rest)
@@ -148,16 +153,7 @@ def upper_bound_over(store, e, keep):
                 return None
             return up(store.canon(info.upper), depth)
         if isinstance(x, sympy.Add):
-            acc = 0
-            for t in x.args:
-                co, rest = t.as_coeff_Mul()
-                if not co.is_Integer:
-                    return None
-                b = up(rest, depth) if co >= 0 else lower(rest, depth)
-                if b is None:
-                    return None
-                acc = E.add(acc, E.mul(int(co), b))
-            return acc
+            return linear(x, depth, up, lower)
         if isinstance(x, sympy.Mul):
             co, rest = x.as_coeff_Mul()
             if not co.is_Integer or co < 0:

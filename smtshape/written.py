@@ -646,45 +646,43 @@ def _view_chain_source(result, name, producers, infos):
 def _used_names(g) -> dict:
     """{value name: number of uses} over the graph's nodes, its subgraphs (captured
     names) and its outputs."""
-    import onnx
     counts: dict = {}
 
-    def visit(graph):
+    for graph in _graphs(g):
         for node in graph.node:
             for i in node.input:
                 if i:
                     counts[i] = counts.get(i, 0) + 1
-            for a in node.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    visit(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        visit(sg)
         for o in graph.output:
             counts[o.name] = counts.get(o.name, 0) + 1
-    visit(g)
     return counts
+
+
+def _graphs(g):
+    """``g`` and every subgraph in it, at any depth."""
+    import onnx
+    todo = [g]
+    while todo:
+        graph = todo.pop()
+        yield graph
+        for node in graph.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    todo.append(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    todo.extend(a.graphs)
 
 
 def _rename_all(g, mapping: dict) -> None:
     """Every use of a name in ``mapping`` (node inputs, subgraphs included) renamed."""
     if not mapping:
         return
-    import onnx
-
-    def visit(graph):
+    for graph in _graphs(g):
         for node in graph.node:
             for k, i in enumerate(node.input):
                 j = mapping.get(i)
                 if j is not None:
                     node.input[k] = j
-            for a in node.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    visit(a.g)
-                elif a.type == onnx.AttributeProto.GRAPHS:
-                    for sg in a.graphs:
-                        visit(sg)
-    visit(g)
 
 
 def simplify_proto(result, proto, report: Report) -> None:
