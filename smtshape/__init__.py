@@ -19,7 +19,7 @@ from .errors import BadInput, RuleError, SmtShapeError
 from .registry import Registry
 from .registry import register_user as register
 
-__all__ = ["analyze", "simplify", "specialize", "Dim", "Exactness", "Verdict", "Result", "QueryAnswer", "ValueInfo", "Specialization", "Conflict",
+__all__ = ["analyze", "clear_caches", "simplify", "specialize", "Dim", "Exactness", "Verdict", "Result", "QueryAnswer", "ValueInfo", "Specialization", "Conflict",
            "Constraint", "Provenance", "register", "Registry", "SmtShapeError", "BadInput", "RuleError"]
 from ._version import __version__  # noqa: E402
 
@@ -45,6 +45,20 @@ def __getattr__(name):
             if e.name != f"{__name__}.{name}":
                 raise
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def clear_caches() -> None:
+    """Empty the memos smtshape keeps between analyses (the ``functools.lru_cache`` of
+    every loaded module: expression building, printing, dim_param parsing, schema
+    lookups).  No result depends on them: a long-running process may call this between
+    analyses to give their memory back (never during one)."""
+    import sys
+    for name, module in list(sys.modules.items()):
+        if module is not None and (name == __name__ or name.startswith(__name__ + ".")):
+            for value in list(vars(module).values()):
+                clear = getattr(value, "cache_clear", None)
+                if callable(clear) and hasattr(value, "cache_info"):
+                    clear()
 
 
 def __dir__():

@@ -32,9 +32,7 @@ from .store import Store, Verdict
 MAX_VALUE_ELEMENTS = 4096
 INT64_MAX = 2 ** 63 - 1
 
-INT_TYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
-             ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8,
-             ir.DataType.BOOL}
+INT_TYPES = ir.INT_OR_BOOL_TYPES     # (the home is irtypes.py)
 
 
 @dataclass(slots=True, eq=False)

@@ -85,6 +85,13 @@ class AttributeType(enum.IntEnum):
     TYPE_PROTOS = 14
 
 
+# the integer element types (the analysis tracks their elements as ints; their ranges and
+# wrapping are numeric.py's), and with BOOL the types whose small values it keeps
+INTEGER_TYPES = frozenset({DataType.INT64, DataType.INT32, DataType.INT16, DataType.INT8,
+                           DataType.UINT64, DataType.UINT32, DataType.UINT16, DataType.UINT8})
+INT_OR_BOOL_TYPES = INTEGER_TYPES | {DataType.BOOL}
+
+
 def is_container(t) -> bool:
     """Is a value type a sequence or an optional (onnx_ir's classes), without importing onnx_ir?"""
     return t is not None and type(t).__name__ in ("SequenceType", "OptionalType")

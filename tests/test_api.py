@@ -325,3 +325,26 @@ def test_saved_files_get_ordinary_permissions(tmp_path):
     os.chmod(out, 0o640)
     write_atomic(out, "y")                  # replacing keeps the existing mode
     assert stat.S_IMODE(os.stat(out).st_mode) == 0o640 and out.read_text() == "y"
+
+
+def test_clear_caches_empties_every_memo_and_changes_no_result():
+    # issue 20: the package's module-level memos are clearable between analyses
+    import sys
+    from smtshape.examples import demo_model
+    m = demo_model()
+    before = smtshape.analyze(m)
+    shapes = {n: [str(d) for d in before.shape(n) or ()] for n in before.value_names}
+    smtshape.clear_caches()
+    memos = [v for name, mod in list(sys.modules.items()) if name.startswith("smtshape")
+             for v in vars(mod).values() if hasattr(v, "cache_info")]
+    assert memos and all(f.cache_info().currsize == 0 for f in memos)
+    after = smtshape.analyze(m)
+    assert {n: [str(d) for d in after.shape(n) or ()] for n in after.value_names} == shapes
+
+
+def test_integer_types_have_one_home():
+    from smtshape import irtypes as ir
+    from smtshape import numeric
+    from smtshape.context import INT_TYPES
+    assert set(numeric.INT_RANGE) == ir.INTEGER_TYPES
+    assert INT_TYPES is ir.INT_OR_BOOL_TYPES and ir.INT_OR_BOOL_TYPES - ir.INTEGER_TYPES == {ir.DataType.BOOL}

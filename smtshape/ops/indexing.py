@@ -90,8 +90,6 @@ def _same_rank(ctx, i, j, rule, what_i, what_j):
 # Index elements the analysis knows: a value (every element an int or a dim expression),
 # or the exact min / max of a tensor built from a Range by element-preserving ops.
 
-_INT_DTYPES = {ir.DataType.INT64, ir.DataType.INT32, ir.DataType.INT16, ir.DataType.INT8,
-               ir.DataType.UINT64, ir.DataType.UINT32, ir.DataType.UINT16, ir.DataType.UINT8}
 # ops whose output holds exactly the elements of input 0 (when the output is non-empty)
 _SAME_ELEMENTS = {"Unsqueeze", "Squeeze", "Reshape", "Flatten", "Identity", "Expand", "Tile", "Transpose"}
 _MAX_ELEMENT_CHECKS = 64
@@ -155,7 +153,7 @@ def element_range(ctx, v, depth: int = 0):
         if a is None or a.value is None or ir.DataType(a.value) not in (ir.DataType.INT64, ir.DataType.INT32):
             return None
         src = ctx.engine.info(ins[0]).dtype
-        if src not in _INT_DTYPES:
+        if src not in ir.INTEGER_TYPES:
             return None
         r = element_range(ctx, ins[0], depth + 1)
         if r is None or (ir.DataType(a.value) == ir.DataType.INT32 and src not in (
