@@ -348,6 +348,7 @@ def validate_binding(result, bindings: dict) -> None:
     """Raise BadInput when ``bindings`` names an unknown dim, gives a dim a value that
     is not a non-negative integer, or violates a constraint of the model (named, with
     its node)."""
+    from .store.basics import truth_at
     import z3
     st = result.store
     known = {name: info for name, info in st.symbols.items()}
@@ -364,7 +365,7 @@ def validate_binding(result, bindings: dict) -> None:
     env = dict(bindings)
     unbound = False
     for c in cs:
-        val = _holds(c.relation, env, st)
+        val = truth_at(c.relation, env, st.definitions)
         if val is False:
             raise BadInput(f"the binding {_binding(env)} violates {c.relation} (from {c.provenance})")
         if val is None:
@@ -379,27 +380,6 @@ def validate_binding(result, bindings: dict) -> None:
     core = _violated(st, cs, env)
     where = "; ".join(f"{c.relation} (from {c.provenance})" for c in core) or "the constraints"
     raise BadInput(f"the binding {_binding(env)} violates {where}")
-
-
-def _holds(rel, env, st):
-    """True / False when every symbol of ``rel`` is bound, else None."""
-    from . import expr as E
-    from .constraints import And, Not, Or, Rel, _OPS
-    if isinstance(rel, Rel):
-        a = E.evaluate(rel.lhs, env, st.definitions)
-        b = E.evaluate(rel.rhs, env, st.definitions)
-        if a is None or b is None:
-            return None
-        return _OPS[rel.op](a, b)
-    if isinstance(rel, Not):
-        v = _holds(rel.arg, env, st)
-        return None if v is None else not v
-    if isinstance(rel, (Or, And)):
-        vals = [_holds(a, env, st) for a in rel.args]
-        if isinstance(rel, Or):
-            return True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
-        return False if any(v is False for v in vals) else (None if any(v is None for v in vals) else True)
-    return None
 
 
 def _violated(st, cs, env) -> list:

@@ -17,7 +17,7 @@ One facade, ``Store`` (``facade.py``), over parts that each own their state:
                    shared ``Budget``), for the store, findings and queries alike
 ``explain.py``     ``Explanations``: conflicts, cones and minimal cores
 ``groups.py``      ``Groups`` (union-find), ``cone``, ``GroupQueries``
-``basics.py``      ``Verdict``, ``holds`` (a relation at an integer point)
+``basics.py``      ``Verdict``, ``holds`` / ``truth_at`` (a relation at an integer point: the one home of relation evaluation)
 =================  ==========================================================
 
 Parts depend one way (symbols <- fast path <- intervals <- witnesses <- backend;

@@ -1,12 +1,13 @@
-"""What every part of the store shares: the three verdicts, and the truth of a
-relation at an integer point (plain Python arithmetic, ``expr.eval_int``)."""
+"""What every part of the store shares: the verdicts, and the truth of a relation at an
+integer point (plain Python arithmetic): ``holds`` (every symbol bound) and ``truth_at``
+(three-valued, for a point that binds only some).  The one home of relation evaluation."""
 from __future__ import annotations
 
 import enum
 import math
 
 from .. import expr as E
-from ..constraints import And, Or, Rel
+from ..constraints import _OPS, And, Not, Or, Rel
 
 INF = math.inf
 
@@ -42,3 +43,23 @@ def holds(r, env, defs, memo=None) -> bool:
     if isinstance(r, And):
         return all(holds(x, env, defs, memo) for x in r.args)
     return not holds(r.arg, env, defs, memo)
+
+
+def truth_at(rel, env, defs) -> bool | None:
+    """True / False where the bound symbols of ``env`` ({name: int}; aliases by their
+    definitions ``defs``) decide ``rel``, else None (``Or`` is True when one side is)."""
+    if isinstance(rel, Rel):
+        a = E.evaluate(rel.lhs, env, defs)
+        b = E.evaluate(rel.rhs, env, defs)
+        if a is None or b is None:
+            return None
+        return _OPS[rel.op](a, b)
+    if isinstance(rel, Not):
+        v = truth_at(rel.arg, env, defs)
+        return None if v is None else not v
+    if isinstance(rel, (Or, And)):
+        vals = [truth_at(a, env, defs) for a in rel.args]
+        if isinstance(rel, Or):
+            return True if any(v is True for v in vals) else (None if any(v is None for v in vals) else False)
+        return False if any(v is False for v in vals) else (None if any(v is None for v in vals) else True)
+    return None
