@@ -245,9 +245,8 @@ class QueryAnswer:
         return text
 
     def to_json(self) -> dict:
-        return {"claim": self.claim, "relation": str(self.relation), "verdict": self.verdict.name,
-                "holds": self.holds, "fails": self.fails, "reason": self.reason or None,
-                "runtime": self.runtime or None, "premises": self.premises}
+        from .jsonout import query_json
+        return query_json(self)
 
 
 def _binding(b: dict) -> str:

@@ -1,21 +1,19 @@
-"""The analysis result: solved shapes, queries, reports, export."""
+"""The analysis result: a facade over the homes of each concept: solved shapes
+(``solve.py``), queries (``query.py``), specializations (``findings.py``), conflicts'
+causes and fixes (``conflicts.py``), JSON (``jsonout.py``) and written models
+(``written.py``)."""
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 from . import expr as E
-from . import irtypes as ir
 from .constraints import Conflict, Relation, eq, premise_text  # noqa: F401  (premise_text re-exported)
 from .dim import Dim, Exactness
 from .errors import BadInput
 from .findings import Specialization, Specializations  # noqa: F401  (re-exported)
 from .findings import specializations as _specializations
-from .fileio import write_atomic
 from .lazy import sympy
 from .perf import paused_gc
-from .printing import show
-from .reader import to_proto
 from .solve import DimSolver
 from .store import Verdict
 
@@ -338,72 +336,10 @@ class Result:
 
     def to_json(self) -> dict:
         """The result as one JSON-ready dict, following the versioned schema
-        ``smtshape/schema/result-v1.json`` (``"schema": "smtshape.result/1"``)."""
-        from ._version import __version__
-        from .conflicts import suggest_fix
-        from .report import dim_counts
-        vals = {}
-        for name in self._by_name:
-            s = self.shape(name)
-            dt = self.dtype(name)
-            vals[name] = {"dtype": dt.name if dt is not None and hasattr(dt, "name") else None,
-                          "shape": None if s is None else [d.to_json() for d in s]}
-        counts = dim_counts(self)
-        axes = {}
-        for (inp, axis), e in self.engine.input_dims.items():
-            if hasattr(e, "name"):
-                axes.setdefault(e.name, []).append({"input": inp, "axis": axis})
-        st = self.store
-        bound = {}
-        for c in st.constraints:
-            p = c.provenance
-            if c.kind == "assumption" and p.rule == "bind" and getattr(c.relation, "op", "") == "==":
-                bound[show(c.relation.lhs)] = c.relation.rhs
-        return {
-            "schema": JSON_SCHEMA_ID,
-            "smtshape_version": __version__,
-            "source": self.source_path,
-            "policy": self.policy,
-            "consistent": self.consistent,
-            "summary": {"values": counts["values"], "rank_unknown": counts["rank_unknown"],
-                        "dims": {"exact": counts["exact"], "static": counts["static"],
-                                 "symbolic": counts["symbolic"], "upper_bound": counts["upper_bound"],
-                                 "unknown": counts["unknown"]},
-                        "conflicts": len(self.conflicts), "specializations": len(self.specializations),
-                        "unchecked_nodes": len(self.unchecked_nodes), "undecided": len(self.undecided)},
-            "values": vals,
-            "inputs": {i.name: str(i.origin.message) for i in st.input_symbols()},
-            "input_dims": [{"symbol": i.name, "generated": bool(i.generated), "axes": axes.get(i.name, []),
-                            "bound_to": bound.get(i.name) if isinstance(bound.get(i.name), int) else None,
-                            "origin": _prov_json(i.origin)}
-                           for i in st.input_symbols()],
-            "expression_dims": [{"input": inp, "axis": axis, "dim_param": label}
-                                for (inp, axis), label in self.engine.expression_dims.items()],
-            "data_symbols": {i.name: {"origin": str(i.origin), "provenance": _prov_json(i.origin),
-                                      "upper": None if i.upper is None else show(st.canon(i.upper))}
-                             for i in st.symbols.values() if i.kind == "data"},
-            "constraints": [_constraint_json(c) for c in st.constraints if c.status != "trivial"],
-            "conflicts": [{"relation": c.relation, "detail": c.detail,
-                           "values": {str(k): str(v) for k, v in (c.values or {}).items()},
-                           "nodes": c.nodes, "constraint_ids": [k.id for k in c.constraints],
-                           "constraints": [_constraint_json(k) for k in c.constraints],
-                           "suggested_fix": suggest_fix(c), "explanation": c.explain()}
-                          for c in self.conflicts],
-            "findings_not_searched": list(self.specializations.not_searched),
-            "specializations": [{"symbol": s.symbol, "relation": s.relation, "value": s.value,
-                                 "nodes": s.nodes, "constraint_ids": [k.id for k in s.constraints],
-                                 "assumptions": s.assumptions,
-                                 "suggested_fix": _spec_fix(s)}
-                                for s in self.specializations],
-            "undecided": [{"id": c.id, "relation": str(c.relation), "node": c.provenance.node,
-                           "op_type": c.provenance.op_type, "rule": c.provenance.rule,
-                           "message": c.provenance.message} for c in self.undecided],
-            "assumptions": _assumptions_json(self),
-            "unchecked_nodes": [{"node": u.node, "op_type": u.op_type, "domain": u.domain, "reason": u.reason.name,
-                                 "message": u.message, "accepted": u.accepted} for u in self.unchecked_nodes],
-            "diagnostics": [{"kind": d.kind, "severity": d.severity, "node": d.node, "op_type": d.op_type,
-                             "message": d.message} for d in self.diagnostics],
-        }
+        ``smtshape/schema/result-v1.json`` (``"schema": "smtshape.result/1"``; the format
+        is ``smtshape/jsonout.py``'s)."""
+        from .jsonout import result_json
+        return result_json(self)
 
     def save(self, path, overwrite_input: bool = False, *, save_as_external_data: bool = False,
              external_data_location: str | None = None, size_threshold: int = 1024, simplify: bool = False):
@@ -427,33 +363,10 @@ class Result:
         the others inline, so the output loads from any folder.  The input model
         and its data files are never written to.
         """
-        import onnx
-        path = os.fspath(path)
-        src = self.source_path
-        if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
-            raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
-        from .written import write_model
-        proto, report = write_model(self, simplify=simplify)
-        tensors = list(_all_initializers(proto.graph))
-        external = [t for t in tensors if t.data_location == onnx.TensorProto.EXTERNAL]
-        if not external and not save_as_external_data:
-            write_atomic(path, proto.SerializeToString())
-            return report
-        base = os.path.dirname(os.path.abspath(src)) if src else os.getcwd()
-        bases = {}          # an onnx_ir model loaded with ir.load knows each tensor's folder
-        for name, v in self.model.graph.initializers.items():
-            t = v.const_value
-            if isinstance(t, ir.ExternalTensor) and getattr(t, "base_dir", ""):
-                bases[name] = os.fspath(t.base_dir)
-        sources = _inline_external(external, base, bases)
-        location = external_data_location or (os.path.basename(path) + ".data")
-        data_path = os.path.join(os.path.dirname(os.path.abspath(path)), location)
-        for f in sources | ({os.path.abspath(src)} if src else set()):
-            if os.path.exists(data_path) and os.path.exists(f) and os.path.samefile(f, data_path):
-                raise BadInput(f"the external data file {data_path} belongs to the input model; "
-                               "choose another --external-data-location or output folder")
-        _write_external(proto, tensors, path, data_path, location, size_threshold)
-        return report
+        from .written import save
+        return save(self, path, overwrite_input, save_as_external_data=save_as_external_data,
+                    external_data_location=external_data_location, size_threshold=size_threshold,
+                    simplify=simplify)
 
     def _value_info(self, name):
         """A ValueInfoProto of one value as ``save`` writes it (canonical dims, no declared
@@ -493,111 +406,4 @@ def _as_sympy(rel):
 
 # ------------------------------------------------------------------ external data (Result.save)
 
-def _all_initializers(graph):
-    """Every initializer TensorProto of a graph and of its subgraphs."""
-    import onnx
-    yield from graph.initializer
-    for node in graph.node:
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _all_initializers(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for sub in a.graphs:
-                    yield from _all_initializers(sub)
-
-
-def _inline_external(tensors, base: str, bases=None) -> set:
-    """Read each external tensor's bytes (relative to ``bases[name]`` or ``base``)
-    into raw_data; returns the data files read."""
-    import onnx
-    files = set()
-    for t in tensors:
-        info = {kv.key: kv.value for kv in t.external_data}
-        loc = info.get("location", "")
-        f = loc if os.path.isabs(loc) else os.path.join((bases or {}).get(t.name, base), loc)
-        files.add(os.path.abspath(f))
-        try:
-            with open(f, "rb") as fh:
-                fh.seek(int(info.get("offset", 0) or 0))
-                n = info.get("length")
-                data = fh.read(int(n)) if n else fh.read()
-        except OSError as e:
-            raise BadInput(f"cannot read the external data of tensor '{t.name}' from {f}: "
-                           f"{e.strerror or e}") from None
-        del t.external_data[:]
-        t.data_location = onnx.TensorProto.DEFAULT
-        t.raw_data = data
-    return files
-
-
-def _write_external(proto, tensors, path: str, data_path: str, location: str, threshold: int):
-    """Move the raw data of tensors >= threshold bytes into ``data_path`` (written
-    to a temporary file, then renamed), then write the model atomically."""
-    import onnx
-    import tempfile
-    folder = os.path.dirname(data_path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".data.tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            offset = 0
-            for t in tensors:
-                if not t.HasField("raw_data") or len(t.raw_data) < threshold:
-                    continue
-                pad = (-offset) % 4096 if offset else 0      # page-aligned like onnx / onnx_ir
-                if pad:
-                    fh.write(b"\0" * pad)
-                    offset += pad
-                data = t.raw_data
-                fh.write(data)
-                del t.external_data[:]
-                for k, v in (("location", location), ("offset", str(offset)), ("length", str(len(data)))):
-                    e = t.external_data.add()
-                    e.key, e.value = k, v
-                t.data_location = onnx.TensorProto.EXTERNAL
-                t.ClearField("raw_data")
-                offset += len(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, data_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    write_atomic(path, proto.SerializeToString())
-
-
 # ------------------------------------------------------------------ JSON (Result.to_json)
-
-JSON_SCHEMA_ID = "smtshape.result/1"
-
-
-def _prov_json(p) -> dict:
-    return {"node": p.node, "op_type": p.op_type, "rule": p.rule, "message": p.message}
-
-
-def _constraint_json(c) -> dict:
-    return {"id": c.id, "relation": str(c.relation), "kind": c.kind, "status": c.status,
-            "node": c.provenance.node, "op_type": c.provenance.op_type, "rule": c.provenance.rule,
-            "message": c.provenance.message}
-
-
-def _spec_fix(s) -> str:
-    if s.value is not None:
-        return (f"the model only runs with {s.symbol} = {s.value}: declare it static (or --bind "
-                f"{s.symbol}={s.value}), or check the nodes that force it")
-    return f"inputs must satisfy {s.relation}: state it as an assumption (--assume '{s.relation}') or check the nodes"
-
-
-def _assumptions_json(res) -> list:
-    out = []
-    for c in res.store.constraints:
-        if c.kind == "assumption":
-            p = c.provenance
-            out.append({"kind": "bind" if p.rule == "bind" else "assume", "text": p.message,
-                        "relation": str(c.relation), "constraint_id": c.id, "status": c.status})
-    for d in res.store.domain.describe():
-        out.append({"kind": "domain", "text": d, "relation": None, "constraint_id": None, "status": None})
-    return out

@@ -30,16 +30,18 @@ assumption is only valid where the assumption holds.
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from dataclasses import dataclass, field
 
 from . import expr as E
-from .constraints import eq, le
+from . import irtypes as ir
+from .constraints import eq, le, premise_text
 from .dim import Dim, Exactness
 from .errors import BadInput
+from .fileio import write_atomic
 from .printing import show
-from .constraints import premise_text
 from .store import Verdict
 
 MAX_FOLD_ELEMENTS = 1 << 16     # a computed constant larger than this stays a node (model size)
@@ -846,3 +848,113 @@ def refuse_conflicts(result, what: str) -> None:
 def _annotation_only(c) -> bool:
     ks = list(getattr(c, "constraints", ()) or ())
     return bool(ks) and all(k.kind == "annotation" or k.provenance.rule.startswith("annotation") for k in ks)
+
+
+def save(result, path, overwrite_input: bool = False, *, save_as_external_data: bool = False,
+         external_data_location: str | None = None, size_threshold: int = 1024, simplify: bool = False):
+    """``Result.save`` (its docstring says what is written): the model made by
+    ``write_model``, written atomically, its large tensors to an external data file when
+    the input kept them there or ``save_as_external_data``; never over the input model or
+    its data."""
+    import onnx
+    path = os.fspath(path)
+    src = result.source_path
+    if src and os.path.exists(path) and os.path.samefile(src, path) and not overwrite_input:
+        raise BadInput(f"refusing to overwrite the input model {path}; choose another output path")
+    proto, report = write_model(result, simplify=simplify)
+    tensors = list(_all_initializers(proto.graph))
+    external = [t for t in tensors if t.data_location == onnx.TensorProto.EXTERNAL]
+    if not external and not save_as_external_data:
+        write_atomic(path, proto.SerializeToString())
+        return report
+    base = os.path.dirname(os.path.abspath(src)) if src else os.getcwd()
+    bases = {}          # an onnx_ir model loaded with ir.load knows each tensor's folder
+    for name, v in result.model.graph.initializers.items():
+        t = v.const_value
+        if isinstance(t, ir.ExternalTensor) and getattr(t, "base_dir", ""):
+            bases[name] = os.fspath(t.base_dir)
+    sources = _inline_external(external, base, bases)
+    location = external_data_location or (os.path.basename(path) + ".data")
+    data_path = os.path.join(os.path.dirname(os.path.abspath(path)), location)
+    for f in sources | ({os.path.abspath(src)} if src else set()):
+        if os.path.exists(data_path) and os.path.exists(f) and os.path.samefile(f, data_path):
+            raise BadInput(f"the external data file {data_path} belongs to the input model; "
+                           "choose another --external-data-location or output folder")
+    _write_external(proto, tensors, path, data_path, location, size_threshold)
+    return report
+
+
+def _all_initializers(graph):
+    """Every initializer TensorProto of a graph and of its subgraphs."""
+    import onnx
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_initializers(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sub in a.graphs:
+                    yield from _all_initializers(sub)
+
+
+def _inline_external(tensors, base: str, bases=None) -> set:
+    """Read each external tensor's bytes (relative to ``bases[name]`` or ``base``)
+    into raw_data; returns the data files read."""
+    import onnx
+    files = set()
+    for t in tensors:
+        info = {kv.key: kv.value for kv in t.external_data}
+        loc = info.get("location", "")
+        f = loc if os.path.isabs(loc) else os.path.join((bases or {}).get(t.name, base), loc)
+        files.add(os.path.abspath(f))
+        try:
+            with open(f, "rb") as fh:
+                fh.seek(int(info.get("offset", 0) or 0))
+                n = info.get("length")
+                data = fh.read(int(n)) if n else fh.read()
+        except OSError as e:
+            raise BadInput(f"cannot read the external data of tensor '{t.name}' from {f}: "
+                           f"{e.strerror or e}") from None
+        del t.external_data[:]
+        t.data_location = onnx.TensorProto.DEFAULT
+        t.raw_data = data
+    return files
+
+
+def _write_external(proto, tensors, path: str, data_path: str, location: str, threshold: int):
+    """Move the raw data of tensors >= threshold bytes into ``data_path`` (written
+    to a temporary file, then renamed), then write the model atomically."""
+    import onnx
+    import tempfile
+    folder = os.path.dirname(data_path) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".smtshape-", suffix=".data.tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            offset = 0
+            for t in tensors:
+                if not t.HasField("raw_data") or len(t.raw_data) < threshold:
+                    continue
+                pad = (-offset) % 4096 if offset else 0      # page-aligned like onnx / onnx_ir
+                if pad:
+                    fh.write(b"\0" * pad)
+                    offset += pad
+                data = t.raw_data
+                fh.write(data)
+                del t.external_data[:]
+                for k, v in (("location", location), ("offset", str(offset)), ("length", str(len(data)))):
+                    e = t.external_data.add()
+                    e.key, e.value = k, v
+                t.data_location = onnx.TensorProto.EXTERNAL
+                t.ClearField("raw_data")
+                offset += len(data)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, data_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    write_atomic(path, proto.SerializeToString())
