@@ -299,7 +299,19 @@ def free_symbols(e) -> frozenset:
 
 @lru_cache(maxsize=65536)
 def _free(e):
-    return frozenset(e.free_symbols)
+    # from the arguments' (cached) sets: O(arguments) new work per new node (sympy's
+    # free_symbols walks the whole tree every time: quadratic on nested chains).  Every
+    # term of the dim language (and Piecewise conditions) binds no variable, so a node's
+    # free symbols are its arguments'.
+    args = e.args
+    if not args:
+        return frozenset(e.free_symbols)
+    if len(args) == 1:
+        return _free(args[0])
+    out = set()
+    for a in args:
+        out |= _free(a)
+    return frozenset(out)
 
 
 def size(e) -> int:

@@ -36,9 +36,17 @@ def brief(e) -> str:
 @lru_cache(maxsize=65536)
 def _show(e) -> str:
     try:
-        return _p(e, 0)
+        return _p0(e)
     except (ValueError, RecursionError):
         return str(e)   # a report must never fail on an odd term; such text is not re-parsed
+
+
+@lru_cache(maxsize=65536)
+def _p0(e) -> str:
+    """``_p(e, 0)``, remembered: the argument of a function (bcast, min, max, ceildiv, a
+    Piecewise's values) prints the same wherever it stands, so a chain of n broadcasts
+    prints each link once, not once per value that holds it (O(n) terms, not O(n**2))."""
+    return _p(e, 0)
 
 
 def _name(n: str) -> str:
@@ -95,13 +103,13 @@ def _p(e, prec: int) -> str:
         s = f"{_p(e.args[0], 2)} % {_p(e.args[1], 3)}"
         return f"({s})" if prec > 2 else s
     if isinstance(e, E.CeilDiv):
-        return f"ceildiv({_p(e.args[0], 0)}, {_p(e.args[1], 0)})"
+        return f"ceildiv({_p0(e.args[0])}, {_p0(e.args[1])})"
     if isinstance(e, E.Bcast):
-        return f"bcast({_p(e.args[0], 0)}, {_p(e.args[1], 0)})"
+        return f"bcast({_p0(e.args[0])}, {_p0(e.args[1])})"
     if isinstance(e, sympy.Min):
-        return "min(" + ", ".join(_p(a, 0) for a in e.args) + ")"
+        return "min(" + ", ".join(_p0(a) for a in e.args) + ")"
     if isinstance(e, sympy.Max):
-        return "max(" + ", ".join(_p(a, 0) for a in e.args) + ")"
+        return "max(" + ", ".join(_p0(a) for a in e.args) + ")"
     if isinstance(e, sympy.Piecewise):
         out = None
         for val, cond in reversed(e.args):

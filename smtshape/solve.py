@@ -29,6 +29,14 @@ class DimSolver:
         self.store = store
         self.dims: dict = {}             # canonical expression -> its Dim
         self._atom_picks: dict = {}      # Bcast / Min / Max / Piecewise atom -> what it resolved to, or None
+        self._input_set = None           # (number of symbols, the input symbols): _inputs
+
+    def _inputs(self) -> set:
+        """The input symbols (remade when the store has declared more symbols)."""
+        n = len(self.store.symbols)
+        if self._input_set is None or self._input_set[0] != n:
+            self._input_set = (n, {i.symbol for i in self.store.input_symbols()})
+        return self._input_set[1]
 
     def dim_of(self, e) -> Dim:
         st = self.store
@@ -56,12 +64,13 @@ class DimSolver:
             c = self._upgrade(c)
             if isinstance(c, int):
                 return Dim(c, Exactness.EXACT)
-        data = [s for s in leaves if (st.info(s) is None or st.info(s).kind != "input")]
+        data = leaves - self._inputs()
         if not quiet and st.has_residual_on(leaves):
             v = st.static_value(c, optional=True)
             if v is not None:
                 return Dim(v, Exactness.EXACT)
-        pairs = tuple((s, e) for s, e in defs.items() if s in self._reachable(c, defs))
+        reach = self._reachable(c, defs) if defs else ()
+        pairs = tuple((s, e) for s, e in defs.items() if s in reach)
         if not data:
             return Dim(c, Exactness.EXACT, definitions=pairs)
         bound = self._upper_bound(c)

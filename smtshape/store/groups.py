@@ -79,14 +79,18 @@ class GroupQueries:
                     tainted |= E.free_symbols(s)
                 for x in tainted:
                     bad.add(find(x))
-            hit = ((find, {find(b) for b in bad}, {}), key)
+            hit = ((find, {find(b) for b in bad}, {}, set()), key)
             self._memo["broadcast_only"] = hit
-        find, bad, good = hit[0]        # (good: symbol -> its answer, memoized)
+        find, bad, good, yes = hit[0]   # (good: symbol -> its answer, memoized; yes: those True)
+        if isinstance(syms, (set, frozenset)) and syms <= yes:
+            return True                 # (a set test: a long chain's dims share most symbols)
         for s in syms:
             ok = good.get(s)
             if ok is None:
                 ok = good[s] = isinstance(s, sympy.Symbol) and self._symbols.lower_bound(s) is not None \
                     and find(s) not in bad
+                if ok:
+                    yes.add(s)
             if not ok:
                 return False
         return True

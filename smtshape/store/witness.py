@@ -13,6 +13,7 @@ holds, so it is a model too.
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import sympy
 
@@ -38,6 +39,7 @@ class Witnesses:
         # value of each expression evaluated at "every symbol is v", per v: fixed for good (an
         # alias's definition never changes), so a chain of aliases is evaluated once, not per question
         self._uniform_memo: dict = {}
+        self._def_syms = ({}, Counter())   # ({alias: (definition, its symbols)}, symbol -> count)
 
     def points(self) -> list:
         """Values ``v`` such that "every free symbol is ``v``" (aliases by their
@@ -88,8 +90,6 @@ class Witnesses:
             return seen
         _, rels, index = state
         defs = self._fast.definitions
-        if any(x in defs for x in cr.symbols()):
-            return seen          # (an alias: evaluating it at moved points costs its whole definition)
         by_name = index.setdefault("by_name", {})
         for r in rels[index.get("n", 0):]:        # index the relations added since, once each
             syms = r.symbols()
@@ -99,6 +99,8 @@ class Witnesses:
             for name in ns:
                 by_name.setdefault(name, []).append((r, ns, heavy, size))
         index["n"] = len(rels)
+        if any(x in defs for x in cr.symbols()):
+            return self._varied_past_aliases(cr, seen, wits, by_name)
         leaves = list(self._point(cr.symbols(), 0))
         budget = self._VARY_MAX
         seen = set(seen)
@@ -117,15 +119,16 @@ class Witnesses:
                 if not math.isinf(end):
                     cands.update(w for w in (end, nxt) if lo <= w <= hi)
             for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
-                if not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
-                    continue
+                if v < 1 and not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
+                    continue         # (a point at v >= 1 respects every domain: _in_domain)
+                uniform = _UniformEnv(v, self._symbols.symbols)
                 solved = set()       # x == e: x at e's value, the point where it flips to true
                 for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
                     if isinstance(a, Rel) and a.op in ("==", "!="):
                         for x, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
                             if x == info.symbol and name not in self._point(E.free_symbols(e), 0):
-                                try:
-                                    w = E.eval_int(e, dict.fromkeys(leaves, v), defs)
+                                try:     # (every leaf at v: the uniform point's memo holds)
+                                    w = E.eval_int(e, uniform, defs, self._uniform_memo.setdefault(v, {}))
                                 except Exception:
                                     continue
                                 if lo <= w <= hi:
@@ -134,9 +137,7 @@ class Witnesses:
                     if budget <= 0:
                         return seen
                     budget -= cost
-                    env = dict.fromkeys(leaves, v)
-                    env.update(dict.fromkeys(names, v))
-                    env[name] = w
+                    env = _UniformEnv(v, self._symbols.symbols, {name: w})   # (the others at v)
                     memo = _MovedMemo(self._uniform_memo.setdefault(v, {}), info.symbol, defs)
                     try:
                         if not all(holds(r, env, defs, memo) for r in mine):
@@ -147,6 +148,79 @@ class Witnesses:
                     if len(seen) == 2:
                         return seen
         return seen
+
+    def _varied_past_aliases(self, cr, seen: set, wits, by_name) -> set:
+        """``varied_truths`` for a question through aliases (a size-capped term, such as
+        the broadcast of a long chain): only a symbol ``cr`` names itself and no alias's
+        definition names is moved, so every alias keeps its value at the uniform point
+        and is read from that point's memo, never evaluated again."""
+        defs = self._fast.definitions
+        in_defs = self._definition_symbols()
+        movable = [x for x in cr.symbols() if x not in defs and in_defs[x] <= 0]
+        budget = self._VARY_MAX
+        seen = set(seen)
+        for x in sorted(movable, key=lambda x: (len(by_name.get(x.name, ())), x.name)):
+            entries = by_name.get(x.name, ())
+            info = self._symbols.symbols.get(x.name)
+            # (relations through aliases are read from the memo too: only huge ones are skipped)
+            if info is None or any(n > _VARY_SIZE for _, _, _, n in entries) or len(entries) > self._VARY_MAX:
+                continue
+            mine = [r for r, _, _, _ in entries]
+            cost = len(mine) + 1 + sum(n for _, _, _, n in entries) // 100
+            lo, hi = self._intervals.interval(x)
+            cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
+            for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
+                if not math.isinf(end):
+                    cands.update(w for w in (end, nxt) if lo <= w <= hi)
+            for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
+                if v < 1:
+                    continue     # (a uniform point at v >= 1 respects every domain: _in_domain)
+                base = self._uniform_memo.setdefault(v, {})
+                uniform = _UniformEnv(v, self._symbols.symbols)
+                solved = set()   # x == e: x at e's value, the point where it flips to true
+                for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
+                    if isinstance(a, Rel) and a.op in ("==", "!="):
+                        for y, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
+                            if y == x and x not in E.free_symbols(e):
+                                try:
+                                    w = E.eval_int(e, uniform, defs, base)
+                                except Exception:
+                                    continue
+                                if lo <= w <= hi:
+                                    solved.add(w)
+                for w in sorted(solved - {v}) + sorted(cands - solved - {v}):
+                    if budget <= 0:
+                        return seen
+                    budget -= cost
+                    env = _UniformEnv(v, self._symbols.symbols, {x.name: w})
+                    memo = _MovedMemo(base, x, defs, aliases_kept=True)
+                    try:
+                        if not all(holds(r, env, defs, memo) for r in mine):
+                            continue
+                        seen.add(bool(holds(cr, env, defs, memo)))
+                    except Exception:
+                        continue
+                    if len(seen) == 2:
+                        return seen
+        return seen
+
+    def _definition_symbols(self):
+        """How many alias definitions name each symbol (a Counter, kept up to date as
+        definitions are added or rewritten: each is read again only when it changed)."""
+        defs = self._fast.definitions
+        known, count = self._def_syms
+        if len(known) > len(defs):           # (an alias dropped: read them all again)
+            known.clear()
+            count.clear()
+        for a, d in defs.items():
+            old = known.get(a)
+            if old is None or old[0] is not d:
+                if old is not None:
+                    count.subtract(old[1])
+                syms = E.free_symbols(d)
+                known[a] = (d, syms)
+                count.update(syms)
+        return count
 
     def holds_at(self, rels, v) -> bool:
         """Do all ``rels`` hold at "every symbol is ``v``" (within the symbols' domains)?"""
@@ -238,16 +312,17 @@ class _MovedMemo(dict):
     point (``base``, that point's memo), so a big term the move leaves alone is not
     evaluated again (a chain of n broadcasts made each varied point cost O(n))."""
 
-    def __init__(self, base, moved, defs):
+    def __init__(self, base, moved, defs, aliases_kept=False):
         super().__init__()
         self.base, self.moved, self.defs = base, moved, defs
+        self.aliases_kept = aliases_kept     # no alias's definition names ``moved``
 
     def get(self, e, default=None):
         hit = dict.get(self, e)
         if hit is not None:
             return hit
-        syms = E.free_symbols(e)
-        if self.moved in syms or any(x in self.defs for x in syms):
+        syms = E.free_symbols(e) if not isinstance(e, sympy.Symbol) else (e,)
+        if self.moved in syms or (not self.aliases_kept and any(x in self.defs for x in syms)):
             return default
         return self.base.get(e, default)
 
@@ -256,13 +331,16 @@ class _UniformEnv:
     """An environment where every symbol is ``v`` but aliases (those are evaluated from
     their definitions): ``Witnesses._uniform``."""
 
-    __slots__ = ("v", "symbols")
+    __slots__ = ("v", "symbols", "moved")
 
-    def __init__(self, v, symbols):
+    def __init__(self, v, symbols, moved=None):
         self.v = v
         self.symbols = symbols       # the store's name -> SymbolInfo
+        self.moved = moved or {}     # {name: value} of symbols moved away from v
 
     def get(self, name, default=None):
+        if name in self.moved:
+            return self.moved[name]
         info = self.symbols.get(name)
         if info is not None and info.kind == "alias":
             return default
