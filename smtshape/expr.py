@@ -78,7 +78,18 @@ def branchy(e) -> bool:
 
 @lru_cache(maxsize=65536)
 def _branchy(e) -> bool:
-    return e.has(sympy.Piecewise, sympy.Min, sympy.Max)
+    # from the arguments' cached answers (sympy's ``has`` walks the whole tree each time)
+    return isinstance(e, (sympy.Piecewise, sympy.Min, sympy.Max)) or any(_branchy(a) for a in e.args)
+
+
+def has_minmax(e) -> bool:
+    """Does ``e`` hold a ``min`` or ``max`` (cached per node, as ``branchy``)?"""
+    return not isinstance(e, int) and _minmax(e)
+
+
+@lru_cache(maxsize=65536)
+def _minmax(e) -> bool:
+    return isinstance(e, (sympy.Min, sympy.Max)) or any(_minmax(a) for a in e.args)
 
 
 def norm(e) -> Expr:

@@ -127,7 +127,7 @@ class Intervals:
     def verdict(self, r) -> Verdict | None:
         if isinstance(r, Rel):
             d = E.sub(r.lhs, r.rhs)
-            if not isinstance(d, int) and d.has(sympy.Min, sympy.Max):
+            if E.has_minmax(d):
                 d = self._ordered_minmax(d)
             lo, hi = self.interval(d)
             op = r.op
