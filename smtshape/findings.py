@@ -553,7 +553,7 @@ class _GroupSearch:
             return              # (nothing is forced on it: _loose_inputs)
         cone = self.cs
         hi = lo = None
-        hi_group = frozenset(self.targets) if self.free_hi else None
+        hi_group = self.target_set if self.free_hi else None     # (made once: O(n) per symbol was O(n**2))
         if not (self.free_hi and self.free_lo and self.free_div):
             sv = self.solver()
             if self.unsat:
