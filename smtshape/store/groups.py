@@ -6,6 +6,8 @@ whether a group is tied only by broadcast disjunctions (``broadcast_only``).
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy
 
 from .. import expr as E
@@ -96,7 +98,9 @@ class GroupQueries:
         return True
 
 
+@lru_cache(maxsize=65536)
 def _pure_bcast(e) -> bool:
+    # (cached per node: each link of a broadcast chain is read once, not once per link above it)
     if isinstance(e, sympy.Symbol):
         return True
     return isinstance(e, E.Bcast) and all(_pure_bcast(a) for a in e.args)

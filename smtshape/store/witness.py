@@ -290,6 +290,11 @@ class Witnesses:
 
     def _point(self, syms, v) -> dict:
         """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
+        defs = self._fast.definitions
+        if not isinstance(syms, (set, frozenset)):
+            syms = frozenset(syms)
+        if syms.isdisjoint(defs):
+            return {x.name: v for x in syms}      # (no alias: the symbols are the leaves)
         env: dict = {}
         todo = list(syms)
         seen = set()
@@ -321,8 +326,8 @@ class _MovedMemo(dict):
         hit = dict.get(self, e)
         if hit is not None:
             return hit
-        syms = E.free_symbols(e) if not isinstance(e, sympy.Symbol) else (e,)
-        if self.moved in syms or (not self.aliases_kept and any(x in self.defs for x in syms)):
+        syms = E.free_symbols(e) if not isinstance(e, sympy.Symbol) else frozenset((e,))
+        if self.moved in syms or (not self.aliases_kept and not syms.isdisjoint(self.defs)):
             return default
         return self.base.get(e, default)
 
