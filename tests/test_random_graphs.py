@@ -1156,10 +1156,10 @@ def check_shapes(res, truth, env, where):
         assert len(ours) == len(shape), f"{where}: {name}: rank {len(ours)} ({ours}) vs runtime {shape} at {env}"
         for k, (d, n) in enumerate(zip(ours, shape)):
             if d.exactness is Exactness.EXACT:
-                v = E.evaluate(d.expr, env)
+                v = d.evaluate(env)      # (with the definitions of the aliases it names)
                 assert v == n, f"{where}: {name}[{k}]: EXACT {d} = {v} at {env}, runtime {n} (shape {shape})"
             elif d.exactness is Exactness.UPPER_BOUND:
-                v = E.evaluate(d.bound, env)
+                v = E.evaluate(d.bound, env, dict(d.definitions))
                 assert v is not None and v >= n, \
                     f"{where}: {name}[{k}]: bound {d} = {v} at {env} < runtime {n} (shape {shape})"
 
@@ -1248,3 +1248,40 @@ def test_random_cnn_graphs_sound(case):
 @given(graphs("zero"))
 def test_random_graphs_zero_sized_sound(case):
     check_case(case)
+
+
+# found by test_random_cnn_graphs_sound on a fresh seed: an EXACT dim that is a size-capped
+# alias (a Reshape with allowzero and a run-time target) was read without its definitions
+_ALIASED_RESHAPE = """
+<
+   ir_version: 8,
+   opset_import: ["" : 18]
+>
+random (float[B,2,H,W] x) => (float[] v20) 
+   <float[1] w1 =  {-1}, float[1] w3 =  {-1}, int64 k6 =  {0}, int64 k8 =  {2}, int64[1] k10 =  {0}, int64[1] k12 =  {-1}, int64[1] k13 =  {1}, int64[1] k15 =  {2}, int64[1] k17 =  {3}>
+{
+   [n0_Add] v2 = Add (w1, x)
+   [n1_Add] v4 = Add (w3, x)
+   [n2_Shape] v5 = Shape (x)
+   [n3_Gather] v7 = Gather <axis: int = 0> (v5, k6)
+   [n4_Div] v9 = Div (v7, k8)
+   [n5_Unsqueeze] v11 = Unsqueeze (v9, k10)
+   [n6_Gather] v14 = Gather <axis: int = 0> (v5, k13)
+   [n7_Gather] v16 = Gather <axis: int = 0> (v5, k15)
+   [n8_Gather] v18 = Gather <axis: int = 0> (v5, k17)
+   [n9_Concat] v19 = Concat <axis: int = 0> (v11, k12, v14, v16, v18)
+   [n10_Reshape] v20 = Reshape <allowzero: int = 1> (x, v19)
+}
+"""
+
+
+def test_an_exact_alias_dim_evaluates_with_its_definitions():
+    import onnx.parser
+    from smtshape.testing import run_onnxruntime
+    m = onnx.parser.parse_model(_ALIASED_RESHAPE)
+    res = smtshape.analyze(m)
+    x = np.zeros((2, 2, 1, 1), np.float32)
+    (out,) = run_onnxruntime(m, {"x": x})
+    dims = res.shape("v20")
+    assert all(d.exactness is Exactness.EXACT for d in dims)
+    assert [d.evaluate({"B": 2, "H": 1, "W": 1}) for d in dims] == list(out.shape)
