@@ -6,10 +6,9 @@ whether a group is tied only by broadcast disjunctions (``broadcast_only``).
 """
 from __future__ import annotations
 
-import sympy
-
 from .. import expr as E
 from ..constraints import Or, Rel
+from ..lazy import sympy
 
 
 class GroupQueries:
