@@ -86,6 +86,11 @@ than before" is a ratio of the same run:
    ``import numpy`` 108 ms wall, 176 ms CPU; 107 / 107 with
    OPENBLAS_NUM_THREADS=1), a constant that every tool importing numpy pays
    and that flatters CPU ratios.
+   Then, per model, one more run of smtshape (and baseline) and of onnx under
+   ``python -X importtime``: the self time of every import summed by package (sympy,
+   numpy, z3, onnx, protobuf, smtshape, the rest), what a cold start pays for.  With
+   ``--cold-instructions`` also one run of each under valgrind (callgrind): the
+   instructions it executes, a measure that a loaded machine does not move.
 
 3. corpus: warm per-model time over every ``*.onnx`` in ``--corpus``
    ``--corpus-rounds`` rounds (default 5); in each, one subprocess per tool (not
@@ -133,6 +138,7 @@ import gc
 import glob
 import json
 import os
+import re
 import platform
 import statistics
 import subprocess
@@ -700,6 +706,55 @@ def spawn_timed(cmd, timeout, env=None):
     return (None if timed_out else p.returncode), wall, ru.ru_utime + ru.ru_stime
 
 
+# what a cold run imports, grouped (the first matching prefix names the group)
+IMPORT_GROUPS = (("sympy", ("sympy", "mpmath")), ("numpy", ("numpy",)), ("z3", ("z3",)),
+                 ("onnx", ("onnx",)), ("protobuf", ("google",)), ("smtshape", ("smtshape",)))
+
+
+def _python_argv(cmd) -> list:
+    """``cmd`` as arguments of the interpreter (a console script runs as a script)."""
+    return cmd[1:] if cmd[0] == sys.executable else cmd
+
+
+def import_profile(cmd, env, timeout) -> dict | None:
+    """One more run of ``cmd`` under ``python -X importtime``: {group: ms}, the self time of
+    every module imported, summed by IMPORT_GROUPS (``other``: the standard library and the
+    rest; ``total``: all of it).  importtime's own overhead is in every figure (about 10-20%
+    here), so they compare imports with each other, not with the timed runs."""
+    p = subprocess.run([sys.executable, "-X", "importtime"] + _python_argv(cmd), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=WORKDIR, env=env,
+                       timeout=timeout)
+    out = {g: 0.0 for g, _ in IMPORT_GROUPS}
+    out["other"] = 0.0
+    for line in p.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        parts = line[len("import time:"):].split("|")
+        try:
+            us = int(parts[0])
+        except ValueError:
+            continue                   # the header line
+        top = parts[2].strip().split(".")[0]
+        group = next((g for g, prefixes in IMPORT_GROUPS if top in prefixes), "other")
+        out[group] += us / 1e3
+    out["total"] = sum(out.values())
+    return out if out["total"] else None
+
+
+def count_instructions(cmd, env, timeout) -> float | None:
+    """Instructions (millions) one cold run of ``cmd`` executes, counted by valgrind's
+    callgrind (PYTHONHASHSEED fixed): unlike timers, the same on a loaded machine."""
+    e = dict(env if env is not None else os.environ, PYTHONHASHSEED="0")
+    try:
+        p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+                           + _python_argv(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, cwd=WORKDIR, env=e, timeout=timeout * 50)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    return int(m.group(1)) / 1e6 if m else None
+
+
 def _compile_smtshape(tool, log):
     """Give smtshape the bytecode pip gives every installed package.  The untimed first
     run cannot leave it when PYTHONDONTWRITEBYTECODE is set (as on the machine these
@@ -753,6 +808,12 @@ def run_cold(args, log) -> dict:
             out[name]["tools"][t] = rec
             log(f"cold   {name:>16} {t:<9} cpu {_fmt(rec['cpu_ms'])} ms, wall {_fmt(rec['wall_ms'])} ms, "
                 f"exit {rec['exit_codes']}")
+        for t, (c, env) in cmds.items():
+            if t in SMTSHAPES or t == "onnx":
+                out[name]["tools"][t]["imports_ms"] = import_profile(c, env, args.timeout)
+            if args.cold_instructions and t in SMTSHAPES + ("onnx",):
+                n = out[name]["tools"][t]["instructions_m"] = count_instructions(c, env, args.timeout)
+                log(f"cold   {name:>16} {t:<9} {_fmt(n)} M instructions")
     return out
 
 
@@ -913,8 +974,10 @@ def criteria_rows(data) -> list:
         qw, qc = paired(row, "smtshape", "onnx", "wall"), paired(row, "smtshape", "onnx", "cpu")
         lim = row.get("target", 1.5)
         what = "every dim static" if row.get("set") == "vnncomp" else "corpus"
+        ni = _ratio((t["smtshape"] or {}).get("instructions_m"), (t["onnx"] or {}).get("instructions_m"))
         rows.append((f"cold `smtshape check {name}` ({what}) / cold onnx load + infer: median of paired runs, wall",
-                     f"{_x(qw)} (CPU {_x(qc)})", f"<= {lim}x", _verdict(qw, lim)))
+                     f"{_x(qw)} (CPU {_x(qc)}" + (f", instructions {_x(ni)})" if ni else ")"), f"<= {lim}x",
+                     _verdict(qw, lim)))
     corp = data.get("corpus") or {}
     if corp:
         bad = [m for m, r in (corp.get("smtshape") or {}).get("models", {}).items() if r["status"] != "ok"]
@@ -1055,6 +1118,36 @@ def cold_section(cold, tools, args) -> list:
         cells += [_x(paired(row, x, "onnx", "wall")) for x in pairs] + [_x(paired(row, x, "onnx", "cpu")) for x in pairs]
         out.append("| " + " | ".join(cells) + " |")
     out.append("")
+    counted = [(n, r) for n, r in cold.items() if any((v or {}).get("instructions_m") for v in r.get("tools", {}).values())]
+    if counted:
+        itools = [t for t in tools if t in SMTSHAPES or t == "onnx"]
+        out += ["Instructions of one cold run (millions; valgrind `--tool=callgrind`, PYTHONHASHSEED=0, "
+                "`--cold-instructions`): the same on a loaded machine, where the timers above are not. "
+                "They leave out what instructions do not show: page faults (a Z3 context maps about 18 MB), "
+                "waits, OpenBLAS's spinning threads.", ""]
+        head = ["model"] + [f"{t} M" for t in itools] + [f"{t}/onnx" for t in itools if t in SMTSHAPES]
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, row in counted:
+            t = row["tools"]
+            n = {x: (t.get(x) or {}).get("instructions_m") for x in itools}
+            out.append("| " + " | ".join([name] + [_fmt(n[x]) for x in itools]
+                                         + [_x(_ratio(n[x], n.get("onnx"))) for x in itools if x in SMTSHAPES]) + " |")
+        out.append("")
+    profiled = [(n, r) for n, r in cold.items() if any((v or {}).get("imports_ms") for v in r.get("tools", {}).values())]
+    if profiled:
+        groups = [g for g, _ in IMPORT_GROUPS] + ["other", "total"]
+        out += ["What each cold run imports (one more run under `python -X importtime`: the self time of every "
+                "module, summed by package, ms; `other`: the standard library and the rest; importtime's own "
+                "overhead is in every figure, so they compare imports with each other):", ""]
+        head = ["model", "tool"] + groups
+        out += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for name, row in profiled:
+            for x, rec in row["tools"].items():
+                im = (rec or {}).get("imports_ms")
+                if im:
+                    out.append("| " + " | ".join([name, x] + [_fmt(im.get(g)) if im.get(g) else "-" for g in groups])
+                               + " |")
+        out.append("")
     return out
 
 
@@ -1281,6 +1374,9 @@ def parse_args(argv):
     ap.add_argument("--cold-static-models", default=COLD_STATIC_MODELS,
                     help="model stems in --vnncomp for part cold (models whose dims are all static)")
     ap.add_argument("--cold-repeat", type=int, default=9, help="rounds of part cold (default 9)")
+    ap.add_argument("--cold-instructions", action="store_true",
+                    help="part cold: also count the instructions of one cold run of smtshape, baseline and "
+                         "onnx per model (valgrind; about a minute per run)")
     ap.add_argument("--corpus-timeout", type=float, default=900.0, help="seconds per corpus worker (one per tool)")
     ap.add_argument("--out", default=None, help="markdown file whose bench section is rewritten")
     ap.add_argument("--json", default=None, help="also write raw results as JSON")

@@ -288,7 +288,8 @@ class Result:
     @property
     def specializations(self) -> "Specializations":
         if self._specs is None:
-            specs, not_searched = _specializations(self.store)          # smtshape/findings.py
+            with paused_gc():            # (the search allocates much and frees it all: as analyze)
+                specs, not_searched = _specializations(self.store)      # smtshape/findings.py
             self._specs = Specializations(specs, not_searched=not_searched)
         return self._specs
 

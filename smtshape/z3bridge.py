@@ -28,10 +28,9 @@ which can only make answers less decided, never wrong.
 """
 from __future__ import annotations
 
-import sympy
-
 from . import expr as E
 from .constraints import And, Not, Or, Rel
+from .lazy import sympy
 from .lazyz3 import z3
 
 
@@ -51,7 +50,6 @@ def domain_bound(sym, kind: str | None, inputs_positive: bool) -> int | None:
 
 _REL = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<=": lambda a, b: a <= b,
         "<": lambda a, b: a < b, ">=": lambda a, b: a >= b, ">": lambda a, b: a > b}
-_SYMPY_REL = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Le: "<=", sympy.Lt: "<", sympy.Ge: ">=", sympy.Gt: ">"}
 
 
 class Translation:
@@ -127,7 +125,7 @@ class Translation:
             return self.boolean(True)
         if c is sympy.false or c == False:  # noqa: E712
             return self.boolean(False)
-        for k, op in _SYMPY_REL.items():
+        for k, op in E.relation_classes():
             if isinstance(c, k):
                 return self.rel(op, self.term(c.lhs), self.term(c.rhs))
         if isinstance(c, sympy.And):

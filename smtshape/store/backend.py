@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import math
 
-import sympy
-
 from .. import expr as E
 from ..constraints import _sides_of
+from ..lazy import sympy
 from ..lazyz3 import z3
 from ..z3bridge import SmtLib, Untranslatable, one_line
 from .basics import Verdict

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 
-import sympy
-
 from .. import expr as E
 from ..constraints import Constraint, Provenance, Rel, Relation, eq, ge, le
+from ..lazy import sympy
 from .backend import Backend, smtlib
 from .basics import Verdict
 from .explain import Explanations

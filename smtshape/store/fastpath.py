@@ -20,14 +20,20 @@ another's.  An alias symbol stands for the (too big) expression ``definitions[s]
 from __future__ import annotations
 
 import itertools
-
-import sympy
+from functools import lru_cache
 
 from .. import expr as E
 from ..constraints import Relation, _sides_of
+from ..lazy import sympy
 
-ATOM_TYPES = (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise,
-              sympy.Mul, sympy.Pow)
+
+@lru_cache(maxsize=None)
+def atom_types() -> tuple:
+    """The classes of opaque atoms (built on first use: reading them imports sympy, which a
+    model whose dims are all static never needs)."""
+    return (E.FloorDiv, E.CeilDiv, E.Mod, E.Bcast, sympy.Min, sympy.Max, sympy.Piecewise, sympy.Mul, sympy.Pow)
+
+
 # representative rank: higher is kept; the lowest-ranked atom of an equality is eliminated
 _RANK = {"alias": 0, "data": 1, "compound": 2, "generated": 3, "input": 4}
 _CANON_EPOCHS = itertools.count(1)
@@ -87,8 +93,9 @@ class FastPath:
         return c
 
     def _replace_compounds(self, e):
+        atoms = atom_types()
         for _ in range(8):
-            keys = [a for a in sympy.preorder_traversal(e) if isinstance(a, ATOM_TYPES) and a in self.subst]
+            keys = [a for a in sympy.preorder_traversal(e) if isinstance(a, atoms) and a in self.subst]
             if not keys:
                 return e
             e = E.norm(e.xreplace({a: E.to_sympy(self.canon(self.subst[a])) for a in keys}))
@@ -104,7 +111,8 @@ class FastPath:
         out: set = set()
         todo = list(E.free_symbols(e)) if not isinstance(e, int) else []
         if not isinstance(e, int) and self._compound_keys:
-            todo += [a for a in sympy.preorder_traversal(e) if isinstance(a, ATOM_TYPES) and a in self.subst]
+            atoms = atom_types()
+            todo += [a for a in sympy.preorder_traversal(e) if isinstance(a, atoms) and a in self.subst]
         seen = set()
         while todo:
             s = todo.pop()
@@ -147,7 +155,7 @@ class FastPath:
             if isinstance(rest, sympy.Symbol):
                 if any(rest in E.free_symbols(E.norm(o)) for o in terms if o is not t):
                     continue
-            elif isinstance(rest, ATOM_TYPES) and not isinstance(rest, sympy.Integer):
+            elif isinstance(rest, atom_types()) and not isinstance(rest, sympy.Integer):
                 # an opaque term is eliminated only when the rest of the equation shares no
                 # symbol with it (``K == Bcast(a, b)``): then the elimination is a definition
                 inner = E.free_symbols(rest)

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import sympy
-
 from .. import expr as E
 from ..constraints import Or, Rel
+from ..lazy import sympy
 
 
 class GroupQueries:

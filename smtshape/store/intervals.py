@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import math
 
-import sympy
-
 from .. import expr as E
 from ..constraints import And, Not, Or, Rel
+from ..lazy import sympy
 from .basics import INF, Verdict, holds
 
 

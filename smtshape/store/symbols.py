@@ -6,10 +6,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import sympy
-
 from .. import expr as E
 from ..constraints import Provenance
+from ..lazy import sympy
 from ..z3bridge import domain_bound
 
 

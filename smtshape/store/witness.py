@@ -15,10 +15,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-import sympy
-
 from .. import expr as E
 from ..constraints import And, Or, Rel, _sides_of, eq, ge
+from ..lazy import sympy
 from .basics import holds
 
 # "every symbol is v" points tried as models of the live constraints (Witnesses.points):
