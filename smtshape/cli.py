@@ -676,7 +676,7 @@ def conflict_context(result, args) -> list:
 def _breaks(free, spec, binds: dict):
     """Does a binding break a limit the model forces? True / False / None (not all bound)."""
     from .parse import ParseError, parse_relation
-    from .query import _holds
+    from .store.basics import truth_at
     try:
         rel = parse_relation(spec.relation)
     except ParseError:
@@ -684,7 +684,7 @@ def _breaks(free, spec, binds: dict):
     env = {k: v for k, v in binds.items()}
     if not {x.name for x in rel.symbols()} <= set(env):
         return None
-    v = _holds(rel, env, free.store)
+    v = truth_at(rel, env, free.store.definitions)
     return None if v is None else not v
 
 
