@@ -165,7 +165,10 @@ def test_progress_follows_the_walk_node_by_node():
             seen.append((self._name, self._count, self._total))
     with Recording(True, delay=0.0, stream=TTY()) as pr:
         import time
-        time.sleep(0.1)
+        for _ in range(100):            # (the bar shows itself from a timer thread: up to 10 s
+            if pr._shown:               # on a loaded machine)
+                break
+            time.sleep(0.1)
         smtshape.analyze(demo_model(), _progress=pr)
         for _ in range(20):
             if pr._shown:

@@ -111,6 +111,13 @@ def holds(res, e, env, got) -> bool:
         (s,) = data
         assert e == s
         up = res.store.info(s).upper
+        if isinstance(up, sympy.Piecewise) and E.evaluate(up, env) == N.INT64_MAX:
+            # a value rounded under conditions (a divisor not 0: ``where``) whose conditions
+            # fail here (1 / (0.5 * N) at N = 0 is inf, and inf cast to int64 gives INT64_MIN
+            # on onnxruntime, undefined by the spec): claimed only where they hold, like a
+            # Real's ``where`` above.  (Known limit, in the closing note: the symbol's
+            # domain >= 0 is still the store's there.)
+            return True
         return up is not None and 0 <= got <= E.evaluate(up, env)
     return Fraction(E.evaluate(e, env)) == got
 

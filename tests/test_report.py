@@ -125,7 +125,10 @@ def test_progress_bar_on_a_terminal_stderr_only(tmp_path):
         tick = pr.phase("walking the graph", 100)
         for _ in range(100):
             tick()
-        time.sleep(0.3)
+        for _ in range(100):          # (the bar refreshes 8 times a second: wait for one, up
+            if "walking the graph" in err.getvalue():      # to 10 s on a loaded machine)
+                break
+            time.sleep(0.1)
         pr.done()
     assert "walking the graph" in err.getvalue()
     quiet = io.StringIO()
