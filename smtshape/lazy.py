@@ -11,7 +11,7 @@ of the real module's attribute costs.
 Invariant: nothing reads a stand-in's attribute while a module is being imported (a
 table built from ``sympy.Eq`` at module level would import sympy with it): such tables
 are built on first use.  ``tests/test_coldstart.py`` checks which modules a cold import
-and a static analysis load.  (z3 has its own stand-in, ``lazyz3.py``.)
+and a static analysis load.  (z3's stand-in, made here too, is ``lazyz3.z3``.)
 """
 from __future__ import annotations
 
