@@ -81,8 +81,8 @@ class Witnesses:
         point: that symbol at an end of its interval, next to one, or at another witness
         value.  A varied point counts only where every live constraint that mentions the
         symbol holds (the others hold at the witness already), so each is a model too.
-        Bounded work: relations through aliases or over big terms are not evaluated at
-        moved points (the question then goes to Z3 as before)."""
+        Bounded work: relations over huge terms (and, for a question without aliases, those
+        through aliases) are not evaluated at moved points (the question then goes to Z3)."""
         wits = self.points()
         state = self._rels
         if not wits or state is None or state[0] != self._fast.canon_epoch:
@@ -98,90 +98,46 @@ class Witnesses:
             for name in ns:
                 by_name.setdefault(name, []).append((r, ns, heavy, size))
         index["n"] = len(rels)
-        if any(x in defs for x in cr.symbols()):
-            return self._varied_past_aliases(cr, seen, wits, by_name)
-        leaves = list(self._point(cr.symbols(), 0))
+        aliased = any(x in defs for x in cr.symbols())
+        if aliased:
+            # past an alias (a size-capped term, such as the broadcast of a long chain): only
+            # a symbol ``cr`` names itself and no alias's definition names is moved, so every
+            # alias keeps its value at the uniform point and is read from that point's memo
+            in_defs = self._definition_symbols()
+            movable = [x for x in cr.symbols() if x not in defs and in_defs[x] <= 0]
+        else:
+            movable = list(cr.symbols())
+        names_all = {x.name for x in movable}
         budget = self._VARY_MAX
         seen = set(seen)
         # the symbol with the fewest constraints first: its moved points cost the least
-        for name in sorted(leaves, key=lambda n: (len(by_name.get(n, ())), n)):
-            info = self._symbols.symbols.get(name)
-            entries = by_name.get(name, ())
-            if info is None or any(h for _, _, h, _ in entries) or len(entries) > self._VARY_MAX:
-                continue         # its constraints go through aliases, are huge or many: not worth it
-            mine = [r for r, _, _, _ in entries]
-            cost = len(mine) + 1 + sum(n for _, _, _, n in entries) // 100     # (big terms cost more)
-            names = set().union(*(ns for _, ns, _, _ in entries)) if entries else set()
-            lo, hi = self._intervals.interval(info.symbol)
-            cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
-            for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
-                if not math.isinf(end):
-                    cands.update(w for w in (end, nxt) if lo <= w <= hi)
-            for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
-                if v < 1 and not self._in_domain(dict.fromkeys(set(leaves) | names, v), v):
-                    continue         # (a point at v >= 1 respects every domain: _in_domain)
-                uniform = _UniformEnv(v, self._symbols.symbols)
-                solved = set()       # x == e: x at e's value, the point where it flips to true
-                for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
-                    if isinstance(a, Rel) and a.op in ("==", "!="):
-                        for x, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
-                            if x == info.symbol and name not in self._point(E.free_symbols(e), 0):
-                                try:     # (every leaf at v: the uniform point's memo holds)
-                                    w = E.eval_int(e, uniform, defs, self._uniform_memo.setdefault(v, {}))
-                                except Exception:
-                                    continue
-                                if lo <= w <= hi:
-                                    solved.add(w)
-                for w in sorted(solved - {v}) + sorted(cands - solved - {v}):
-                    if budget <= 0:
-                        return seen
-                    budget -= cost
-                    env = _UniformEnv(v, self._symbols.symbols, {name: w})   # (the others at v)
-                    memo = _MovedMemo(self._uniform_memo.setdefault(v, {}), info.symbol, defs)
-                    try:
-                        if not all(holds(r, env, defs, memo) for r in mine):
-                            continue
-                        seen.add(bool(holds(cr, env, defs, memo)))
-                    except Exception:
-                        continue
-                    if len(seen) == 2:
-                        return seen
-        return seen
-
-    def _varied_past_aliases(self, cr, seen: set, wits, by_name) -> set:
-        """``varied_truths`` for a question through aliases (a size-capped term, such as
-        the broadcast of a long chain): only a symbol ``cr`` names itself and no alias's
-        definition names is moved, so every alias keeps its value at the uniform point
-        and is read from that point's memo, never evaluated again."""
-        defs = self._fast.definitions
-        in_defs = self._definition_symbols()
-        movable = [x for x in cr.symbols() if x not in defs and in_defs[x] <= 0]
-        budget = self._VARY_MAX
-        seen = set(seen)
         for x in sorted(movable, key=lambda x: (len(by_name.get(x.name, ())), x.name)):
             entries = by_name.get(x.name, ())
             info = self._symbols.symbols.get(x.name)
-            # (relations through aliases are read from the memo too: only huge ones are skipped)
-            if info is None or any(n > _VARY_SIZE for _, _, _, n in entries) or len(entries) > self._VARY_MAX:
+            # (without aliases in the question, a relation through one is not worth it; past
+            # them, aliases are read from the memo and only huge relations are skipped)
+            if info is None or len(entries) > self._VARY_MAX or \
+                    any((n > _VARY_SIZE) if aliased else h for _, _, h, n in entries):
                 continue
             mine = [r for r, _, _, _ in entries]
-            cost = len(mine) + 1 + sum(n for _, _, _, n in entries) // 100
+            cost = len(mine) + 1 + sum(n for _, _, _, n in entries) // 100     # (big terms cost more)
+            names = set().union(*(ns for _, ns, _, _ in entries)) if entries else set()
             lo, hi = self._intervals.interval(x)
             cands = {w for w in WITNESS_VALUES if lo <= w <= hi}
             for end, nxt in ((lo, lo + 1), (hi, hi - 1)):
                 if not math.isinf(end):
                     cands.update(w for w in (end, nxt) if lo <= w <= hi)
             for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
-                if v < 1:
-                    continue     # (a uniform point at v >= 1 respects every domain: _in_domain)
+                if v < 1 and (aliased or not self._in_domain(dict.fromkeys(names_all | names, v), v)):
+                    continue         # (a point at v >= 1 respects every domain: _in_domain)
                 base = self._uniform_memo.setdefault(v, {})
                 uniform = _UniformEnv(v, self._symbols.symbols)
-                solved = set()   # x == e: x at e's value, the point where it flips to true
+                solved = set()       # x == e: x at e's value, the point where it flips to true
                 for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
                     if isinstance(a, Rel) and a.op in ("==", "!="):
                         for y, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
                             if y == x and x not in E.free_symbols(e):
-                                try:
+                                try:     # (every leaf at v: the uniform point's memo holds)
                                     w = E.eval_int(e, uniform, defs, base)
                                 except Exception:
                                     continue
@@ -191,8 +147,8 @@ class Witnesses:
                     if budget <= 0:
                         return seen
                     budget -= cost
-                    env = _UniformEnv(v, self._symbols.symbols, {x.name: w})
-                    memo = _MovedMemo(base, x, defs, aliases_kept=True)
+                    env = _UniformEnv(v, self._symbols.symbols, {x.name: w})   # (the others at v)
+                    memo = _MovedMemo(base, x, defs, aliases_kept=aliased)
                     try:
                         if not all(holds(r, env, defs, memo) for r in mine):
                             continue
