@@ -54,7 +54,14 @@ class Rel:
         return Rel(_NEGATE[self.op], self.lhs, self.rhs)
 
     def symbols(self) -> frozenset:
-        return E.free_symbols(self.lhs) | E.free_symbols(self.rhs)
+        # (kept on the relation: a long chain's relations are asked for them many times,
+        # and each union is as long as the chain; the cache is not a field, so equality
+        # and hashing stay the sides')
+        out = self.__dict__.get("_symbols")
+        if out is None:
+            out = E.free_symbols(self.lhs) | E.free_symbols(self.rhs)
+            object.__setattr__(self, "_symbols", out)
+        return out
 
     def __str__(self) -> str:
         return f"{show(self.lhs)} {self.op} {show(self.rhs)}"
@@ -79,7 +86,11 @@ class Or:
         return And(tuple(a.negate() for a in self.args))
 
     def symbols(self):
-        return frozenset().union(*(a.symbols() for a in self.args))
+        out = self.__dict__.get("_symbols")       # (kept, as Rel.symbols)
+        if out is None:
+            out = frozenset().union(*(a.symbols() for a in self.args))
+            object.__setattr__(self, "_symbols", out)
+        return out
 
     def __str__(self):
         return " or ".join(_paren(a) for a in self.args)
@@ -104,7 +115,11 @@ class And:
         return Or(tuple(a.negate() for a in self.args))
 
     def symbols(self):
-        return frozenset().union(*(a.symbols() for a in self.args))
+        out = self.__dict__.get("_symbols")       # (kept, as Rel.symbols)
+        if out is None:
+            out = frozenset().union(*(a.symbols() for a in self.args))
+            object.__setattr__(self, "_symbols", out)
+        return out
 
     def __str__(self):
         return " and ".join(_paren(a) for a in self.args)

@@ -286,10 +286,9 @@ def _components(store, constraints) -> list:
     sets = Groups()
     first: dict = {}
     for c in constraints:
-        syms = list(c.relation.symbols())
-        if syms:
-            sets.union_all(syms)
-            first[c.id] = syms[0]
+        member = sets.union_relation(c.relation)
+        if member is not None:
+            first[c.id] = member
     groups: dict = {}
     for c in constraints:
         if c.id in first:

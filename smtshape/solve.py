@@ -30,6 +30,7 @@ class DimSolver:
         self.dims: dict = {}             # canonical expression -> its Dim
         self._atom_picks: dict = {}      # Bcast / Min / Max / Piecewise atom -> what it resolved to, or None
         self._input_set = None           # (number of symbols, the input symbols): _inputs
+        self._closures: dict = {}        # (aliases, canon epoch) -> _definitions' answer
 
     def _inputs(self) -> set:
         """The input symbols (remade when the store has declared more symbols)."""
@@ -55,10 +56,8 @@ class DimSolver:
         c = self._expand_aliases(c)
         if isinstance(c, int):
             return Dim(c, Exactness.EXACT)
-        defs = self._definitions(c)
-        leaves = set(E.free_symbols(c)) - set(defs)
-        for e in defs.values():
-            leaves |= set(E.free_symbols(e)) - set(defs)
+        defs, def_leaves = self._definitions(c)
+        leaves = (E.free_symbols(c) - defs.keys()) | def_leaves
         quiet = st.broadcast_only(leaves)       # nothing to upgrade (see Store.broadcast_only)
         if not quiet:
             c = self._upgrade(c)
@@ -69,8 +68,7 @@ class DimSolver:
             v = st.static_value(c, optional=True)
             if v is not None:
                 return Dim(v, Exactness.EXACT)
-        reach = self._reachable(c, defs) if defs else ()
-        pairs = tuple((s, e) for s, e in defs.items() if s in reach)
+        pairs = tuple(defs.items())
         if not data:
             return Dim(c, Exactness.EXACT, definitions=pairs)
         bound = self._upper_bound(c)
@@ -96,15 +94,23 @@ class DimSolver:
                 return c
         return c
 
-    def _definitions(self, c) -> dict:
-        """Alias symbol -> definition, for every alias ``c`` reaches.  Canonical when that
-        stays acyclic; when an elimination made an alias's canonical definition mention
-        itself (``cap := f(cap_1)`` with ``cap_1`` defined over ``cap``), the definitions as
-        made are used: each alias is defined only over symbols older than itself."""
+    def _definitions(self, c) -> tuple:
+        """(alias symbol -> definition, for every alias ``c`` reaches; the symbols those
+        definitions mention that are not aliases).  Canonical when that stays acyclic; when
+        an elimination made an alias's canonical definition mention itself (``cap :=
+        f(cap_1)`` with ``cap_1`` defined over ``cap``), the definitions as made are used:
+        each alias is defined only over symbols older than itself.  Memoized per set of
+        aliases ``c`` mentions until the next elimination: the dims of a long chain share
+        their aliases, and each walk of the closure is as long as the chain."""
         defs = self.store.definitions
+        start = frozenset(s for s in E.free_symbols(c) if s in defs)
+        key = (start, self.store.canon_epoch)
+        hit = self._closures.get(key)
+        if hit is not None:
+            return hit
         for canonical in (True, False):
             out: dict = {}
-            todo = [s for s in E.free_symbols(c) if s in defs]
+            todo = list(start)
             while todo:
                 s = todo.pop()
                 if s in out:
@@ -112,19 +118,12 @@ class DimSolver:
                 out[s] = self.store.canon(defs[s]) if canonical else defs[s]
                 todo.extend(x for x in E.free_symbols(out[s]) if x in defs)
             if not canonical or not _cyclic(out):
-                return out
-        return out
-
-    @staticmethod
-    def _reachable(c, defs) -> set:
-        out: set = set()
-        todo = [s for s in E.free_symbols(c) if s in defs]
-        while todo:
-            s = todo.pop()
-            if s not in out:
-                out.add(s)
-                todo.extend(x for x in E.free_symbols(defs[s]) if x in defs)
-        return out
+                break
+        leaves: set = set()
+        for e in out.values():
+            leaves |= E.free_symbols(e)
+        hit = self._closures[key] = (out, frozenset(leaves - out.keys()))
+        return hit
 
     def _upgrade(self, c):
         """Resolve Bcast / Min / Max atoms that the constraints decide."""

@@ -170,3 +170,42 @@ def test_a_reused_z3_context_answers_like_a_fresh_one():
     reused = questions()
     assert reused[0] == fresh[0] and reused[1] == fresh[1]
     assert abs(reused[2] - fresh[2]) < 200_000
+
+
+def test_a_bound_past_every_witness_value_is_undecided_without_z3():
+    """``batch <= 16777216`` (Resize's float32 edge) is false at batch = 16777217 and true
+    at 1: the varied points try the values beside the constant the relation compares
+    with, so the question needs no solver call (it took one before)."""
+    st = Store()
+    batch = st.declare("batch", "input", P())
+    seq = st.declare("seq", "input", P())
+    st.add(ge(E.add(batch, seq), 2), P())
+    for rel in (le(batch, 16777216), ge(16777216, batch), ge(batch, 4096)):
+        assert st.decide(rel) is Verdict.UNKNOWN
+    assert st.z3_checks == 0
+
+
+def test_groups_union_relation_groups_like_union_of_symbols():
+    """``Groups.union_relation`` (terms read once, remembered) groups symbols exactly as
+    putting each relation's symbols in one group does."""
+    import random
+
+    from smtshape.constraints import Or
+    from smtshape.store.groups import Groups
+
+    rng = random.Random(7)
+    syms = [E.symbol(f"s{i}") for i in range(30)]
+    terms = list(syms)
+    for _ in range(40):           # nested terms sharing subterms, as a chain's links do
+        a, b = rng.choice(terms), rng.choice(terms)
+        terms.append(rng.choice([E.bcast, E.add, E.mul])(a, b))
+    rels = [Or((eq(rng.choice(terms), rng.choice(terms)), eq(rng.choice(terms), 1)))
+            for _ in range(12)]
+    by_terms, by_syms = Groups(), Groups()
+    for r in rels:
+        m = by_terms.union_relation(r)
+        by_syms.union_all(list(r.symbols()))
+        assert (m is None) == (not r.symbols())
+    for x in syms:
+        for y in syms:
+            assert (by_terms.find(x) is by_terms.find(y)) == (by_syms.find(x) is by_syms.find(y))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .. import expr as E
-from ..constraints import Or, Rel
+from ..constraints import Not, Or, Rel
 from ..lazy import sympy
 
 
@@ -65,15 +65,14 @@ class GroupQueries:
                 if c.status not in ("residual", "undecided"):
                     continue      # eliminations show in the canonical forms (and below)
                 cr = self._fast.canon_rel(c.relation)
-                syms_c = list(cr.symbols())
-                sets.union_all(syms_c)
+                member = sets.union_relation(cr)
                 ok = _is_broadcast_disjunction(cr) or (
                     c.kind == "definition" and isinstance(cr, Rel) and cr.op == "=="
                     and cr.lhs in self._fast.definitions and _pure_bcast(cr.rhs))
-                groups.append((syms_c, ok))
-            for syms_c, ok in groups:
-                if not ok and syms_c:
-                    bad.add(find(syms_c[0]))
+                groups.append((member, ok))
+            for member, ok in groups:
+                if not ok and member is not None:
+                    bad.add(find(member))
             for s, v in self._fast.subst.items():
                 tainted = set(E.free_symbols(self._fast.canon(v))) if not isinstance(v, int) else set()
                 if not isinstance(s, sympy.Symbol):
@@ -114,12 +113,19 @@ def _is_broadcast_disjunction(r) -> bool:
 
 class Groups:
     """Disjoint sets of hashable items (union-find with path halving): the groups of
-    symbols that constraints connect."""
+    symbols that constraints connect.
 
-    __slots__ = ("parent",)
+    ``union_relation`` groups a relation's symbols through its terms: each term (a sympy
+    node) is read once per ``Groups`` and remembered with one member of its group, so a
+    chain whose every link holds the link below (a broadcast chain's constraints) costs
+    O(1) per link, not O(its size).  A remembered member may no longer be its group's
+    root after later unions; ``find`` of it is."""
+
+    __slots__ = ("parent", "_terms")
 
     def __init__(self):
         self.parent: dict = {}
+        self._terms: dict = {}
 
     def find(self, x):
         parent = self.parent
@@ -139,6 +145,39 @@ class Groups:
             elif rx is not root:
                 self.parent[rx] = root
         return root
+
+    def union_relation(self, rel):
+        """Put every symbol of the relation ``rel`` (``constraints.Rel`` / ``Or`` / ``And``
+        / ``Not``) in one group; returns a member of it (None when it has no symbol)."""
+        members = [m for m in map(self._term_member, _terms_of(rel)) if m is not None]
+        return self.union_all(members) if members else None
+
+    def _term_member(self, t):
+        # a symbol of the term with all of the term's symbols in its group; None if none
+        if isinstance(t, int):
+            return None
+        memo = self._terms
+        hit = memo.get(t, memo)
+        if hit is not memo:
+            return hit
+        args = t.args
+        if not args:
+            syms = E.free_symbols(t)
+            m = self.union_all(syms) if syms else None
+        else:
+            members = [x for x in map(self._term_member, args) if x is not None]
+            m = self.union_all(members) if members else None
+        memo[t] = m
+        return m
+
+
+def _terms_of(rel):
+    cls = rel.__class__
+    if cls is Rel:
+        return (rel.lhs, rel.rhs)
+    if cls is Not:
+        return _terms_of(rel.arg)
+    return [t for a in rel.args for t in _terms_of(a)]
 
 
 def cone(constraints, symbols) -> list:

@@ -93,12 +93,12 @@ class Witnesses:
         for r in rels[index.get("n", 0):]:        # index the relations added since, once each
             syms = r.symbols()
             size = sum(E.size(x) for x in _sides_of(r))
-            heavy = any(x in defs for x in syms) or size > _VARY_SIZE
+            heavy = not syms.isdisjoint(defs.keys()) or size > _VARY_SIZE
             ns = frozenset(self._point(syms, 0)) if not heavy else frozenset(x.name for x in syms)
             for name in ns:
                 by_name.setdefault(name, []).append((r, ns, heavy, size))
         index["n"] = len(rels)
-        aliased = any(x in defs for x in cr.symbols())
+        aliased = not cr.symbols().isdisjoint(defs.keys())
         if aliased:
             # past an alias (a size-capped term, such as the broadcast of a long chain): only
             # a symbol ``cr`` names itself and no alias's definition names is moved, so every
@@ -132,17 +132,20 @@ class Witnesses:
                     continue         # (a point at v >= 1 respects every domain: _in_domain)
                 base = self._uniform_memo.setdefault(v, {})
                 uniform = _UniformEnv(v, self._symbols.symbols)
-                solved = set()       # x == e: x at e's value, the point where it flips to true
+                # x == e: x at e's value, the point where it flips to true; x <= e (< >= >):
+                # x beside e's value, where it flips (``batch <= 16777216`` from Resize's
+                # float32 edge: a witness value never reaches that far)
+                solved = set()
                 for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
-                    if isinstance(a, Rel) and a.op in ("==", "!="):
+                    if isinstance(a, Rel):
                         for y, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
                             if y == x and x not in E.free_symbols(e):
                                 try:     # (every leaf at v: the uniform point's memo holds)
                                     w = E.eval_int(e, uniform, defs, base)
                                 except Exception:
                                     continue
-                                if lo <= w <= hi:
-                                    solved.add(w)
+                                near = (w,) if a.op in ("==", "!=") else (w - 1, w, w + 1)
+                                solved.update(u for u in near if lo <= u <= hi)
                 for w in sorted(solved - {v}) + sorted(cands - solved - {v}):
                     if budget <= 0:
                         return seen
@@ -179,10 +182,7 @@ class Witnesses:
 
     def holds_at(self, rels, v) -> bool:
         """Do all ``rels`` hold at "every symbol is ``v``" (within the symbols' domains)?"""
-        syms: set = set()
-        for r in rels:
-            syms |= r.symbols()
-        env = self._uniform(syms, v)
+        env = self._uniform(lambda: frozenset().union(*(r.symbols() for r in rels)), v)
         if not self._in_domain(env, v):
             return False
         memo = self._uniform_memo.setdefault(v, {})
@@ -238,10 +238,11 @@ class Witnesses:
         ``v`` for every name but an alias's (evaluated from its definition), so it costs
         nothing to make (``_point`` walks every definition ``syms`` reach: a chain of n
         broadcasts made each question cost O(n)).  Under a domain with a positive lower
-        bound, the point at 0 is checked leaf by leaf (``_point``)."""
+        bound, the point at 0 is checked leaf by leaf (``_point``); ``syms`` may be a
+        function giving the symbols, called only then."""
         if v >= 1 or not self._symbols.domain.inputs_positive:
             return _UniformEnv(v, self._symbols.symbols)
-        return self._point(syms, v)
+        return self._point(syms() if callable(syms) else syms, v)
 
     def _point(self, syms, v) -> dict:
         """{name: v} for every leaf symbol ``syms`` reach (through alias definitions)."""
