@@ -16,7 +16,7 @@ from ..errors import Cannot
 from ..printing import show
 from ..registry import register
 from .common import norm_axis, unify
-from .elementwise import unidirectional
+from .common import unidirectional
 
 
 # each op's rule-id family (the prefix of its shape rules)

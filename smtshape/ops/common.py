@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import expr as E
 from ..constraints import any_of, eq
 from ..errors import Cannot
-from ..printing import brief
+from ..printing import brief, show
 from ..store import Verdict
 
 
@@ -116,6 +116,22 @@ def broadcast_shapes(ctx, shapes, rule: str = "broadcast"):
             acc = s[j] if acc is None else broadcast_dim(ctx, acc, s[j], k, rule)
         out.append(acc)
     return tuple(out)
+
+
+def unidirectional(ctx, target, src, rule, what):
+    """Emit the constraints of broadcasting ``src`` onto ``target`` (one direction)."""
+    if target is None or src is None:
+        return
+    if len(src) > len(target):
+        ctx.invalid(rule, f"{what} has rank {len(src)}, more than the rank {len(target)} it broadcasts onto",
+                    f"give {what} a rank at most {len(target)}")
+    off = len(target) - len(src)
+    for k, d in enumerate(src):
+        t = target[off + k]
+        if d == 1 or d == t:
+            continue
+        ctx.require(any_of(eq(d, t), eq(d, 1)), rule,
+                    f"{what} axis {k} ({show(d)}) must equal axis {off + k} of the input ({show(t)}) or be 1")
 
 
 def numel(shape):

@@ -20,7 +20,7 @@ from ..lazy import numpy as np
 from ..printing import show
 from ..registry import register
 from ..store import Verdict
-from .common import broadcast_shapes
+from .common import broadcast_shapes, unidirectional
 
 BOOL = ir.DataType.BOOL
 FLOAT_TYPES = set(N.FLOAT_FORMATS)
@@ -264,22 +264,6 @@ def legacy_broadcast(ctx):
                     ctx.require(any_of(eq(y, x), eq(y, 1)), rule,
                                 f"B axis {k} ({show(y)}) must equal A axis {start + k} ({show(x)}) or be 1")
     ctx.set_output(0, a, _out_dtype(ctx))
-
-
-def unidirectional(ctx, target, src, rule, what):
-    """Emit the constraints of broadcasting ``src`` onto ``target`` (one direction)."""
-    if target is None or src is None:
-        return
-    if len(src) > len(target):
-        ctx.invalid(rule, f"{what} has rank {len(src)}, more than the rank {len(target)} it broadcasts onto",
-                    f"give {what} a rank at most {len(target)}")
-    off = len(target) - len(src)
-    for k, d in enumerate(src):
-        t = target[off + k]
-        if d == 1 or d == t:
-            continue
-        ctx.require(any_of(eq(d, t), eq(d, 1)), rule,
-                    f"{what} axis {k} ({show(d)}) must equal axis {off + k} of the input ({show(t)}) or be 1")
 
 
 def prelu(ctx):

@@ -14,7 +14,7 @@ from ..constraints import eq
 from ..printing import show
 from ..registry import register
 from .common import norm_axes, norm_axis
-from .elementwise import unidirectional
+from .common import unidirectional
 
 
 def _channel(ctx, x, what="X"):

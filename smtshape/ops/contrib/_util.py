@@ -8,7 +8,7 @@ from ... import irtypes as ir
 
 from ...printing import show
 from ..common import unify
-from ..elementwise import unidirectional
+from ..common import unidirectional
 
 MS = "com.microsoft"
 FLOAT = ir.DataType.FLOAT

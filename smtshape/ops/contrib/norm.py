@@ -16,7 +16,7 @@ from ...constraints import any_of, eq, le
 from ...printing import show
 from ...registry import register
 from ..common import norm_axis, unify
-from ..elementwise import unidirectional
+from ..common import unidirectional
 from ..norm import layer_norm
 from ._util import FLOAT, INT32, MS, contract, same_shape, vector_of
 
