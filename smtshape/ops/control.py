@@ -41,6 +41,7 @@ from ..registry import register
 from ..printing import show
 from ..store import Verdict
 from .common import norm_axis, unify_all
+from .values import sign_of
 from ..bounds import upper_bound_over
 
 INT64 = ir.DataType.INT64
@@ -506,7 +507,7 @@ def _trip_limit(ctx):
     x = E.norm(v[0]) if not isinstance(v[0], bool) else int(v[0])
     if isinstance(x, int):
         return max(x, 0)
-    return x if ctx.proven(ge(x, 0)) else E.smax(x, 0)
+    return x if sign_of(ctx, x) == "nonneg" else E.smax(x, 0)
 
 
 def _set_body_inputs(ctx, body, init, shapes, store=None, m=None):
