@@ -118,20 +118,28 @@ class Engine:
         self._lean = isinstance(model, Model)
         self._rule_of: dict = {}      # (domain, op type) -> (opset, rule): the same for every node
         self._positions: dict = {}    # id(onnx_ir graph) -> {id(node): its position} (``label``)
+        self.positional: set = set()  # the labels of unnamed nodes (``label``: op type and position)
         self.frames: list = []        # ((domain, name, overload), {attribute: Attr}) of each function call being walked
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
 
     def label(self, node) -> str:
         """``labels.node_label`` of a node of the model: an onnx_ir graph's positions are
-        counted once (``node_position`` looks one node up in linear time)."""
-        if self._lean or node.name:
-            return node_label(node)
-        g = getattr(node, "graph", None)
-        where = self._positions.get(id(g))
-        if where is None:
-            where = self._positions[id(g)] = {id(n): i for i, n in enumerate(g)} if g is not None else {}
-        return node_label(node, where.get(id(node)))
+        counted once (``node_position`` looks one node up in linear time).  The label of an
+        unnamed node is kept in ``positional``."""
+        name = node.name
+        if name:
+            return name
+        if self._lean:
+            label = node_label(node)
+        else:
+            g = getattr(node, "graph", None)
+            where = self._positions.get(id(g))
+            if where is None:
+                where = self._positions[id(g)] = {id(n): i for i, n in enumerate(g)} if g is not None else {}
+            label = node_label(node, where.get(id(node)))
+        self.positional.add(label)
+        return label
 
     # ------------------------------------------------------------ values
     def info(self, v) -> TensorInfo:

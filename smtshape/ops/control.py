@@ -249,10 +249,16 @@ def _lift_shared_facts(ctx, forks, known, base, plain=False) -> int:
             out.setdefault(st.canon_rel(c.relation), c)
         return out
 
+    positional = ctx.engine.positional
+
     def by_node(fs):
+        # the same node in each branch: by its name; an unnamed one (labelled by its position
+        # in its own branch) by its op type
         out: dict = {}
         for rel, c in fs.items():
-            out.setdefault((c.provenance.node, c.provenance.rule), []).append((rel, c))
+            p = c.provenance
+            node = ("op", p.op_type) if p.node in positional else p.node
+            out.setdefault((node, p.rule), []).append((rel, c))
         return out
 
     ft, fe = facts(forks[0]), facts(forks[1])
