@@ -134,7 +134,6 @@ def check_annotations(engine, policy: str):
     for o, ann in anns.items():
         t = engine.values.get(o)
         node = o.producer()
-        nname = (node.name or node.op_type) if node is not None else ""
         op = node.op_type if node is not None else ""
         problems = []      # (relation text, message, refuted relation | "rank" | "type" | None)
         declared_type = getattr(o, "dtype", None)
@@ -189,6 +188,7 @@ def check_annotations(engine, policy: str):
                 else:
                     problems.append((rel, f"annotation says '{o.name}' axis {k} is {show(a)}, inference gives "
                                     f"{show(ci)} and cannot prove them equal; annotation not trusted", None))
+        nname = engine.label(node) if problems and node is not None else ""
         for rel, p, refuted in problems:
             prov = Provenance(nname, op or "annotation", "annotation.contradiction" if refuted is not None
                               else "annotation.unproven", p)

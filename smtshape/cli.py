@@ -20,6 +20,7 @@ from .exitcodes import (EXIT_BAD_INPUT, EXIT_CODES, EXIT_CONTINGENT, EXIT_FAIL, 
                         EXIT_INTERRUPTED, EXIT_NOT_STATIC, EXIT_OK, EXIT_UNDECIDED, EXIT_UNKNOWN,
                         QUERY_EXIT_CODES, exit_codes_markdown, exit_codes_text)
 from .fileio import write_atomic
+from .labels import node_phrase
 from .query import _parse_problem, parse_query
 
 POLICIES = ("skip", "refine", "strict", "override")
@@ -598,12 +599,11 @@ def cmd_check(args, out, err) -> int:
                                      + ([f"{plural(len(unchecked), 'node')} could not be checked"]
                                         if unchecked else [])) + ":\n")
             for c in und:
-                where = f"{c.provenance.op_type} node '{c.provenance.node}'" if c.provenance.node \
-                    else c.provenance.op_type
-                out.write(_one_line(f"  - {c.relation}  <- {where} [{c.provenance.rule}]: "
-                                    f"{c.provenance.message}") + "\n")
+                p = c.provenance
+                where = node_phrase(p.op_type, p.node) if p.node else p.op_type
+                out.write(_one_line(f"  - {c.relation}  <- {where} [{p.rule}]: {p.message}") + "\n")
             for u in unchecked[:20]:
-                out.write(_one_line(f"  - not checked: {u.op_type} node '{u.node}': {u.message or u.reason.value}")
+                out.write(_one_line(f"  - not checked: {node_phrase(u.op_type, u.node)}: {u.message or u.reason.value}")
                           + "\n")
             if len(unchecked) > 20:
                 out.write(f"  ... and {len(unchecked) - 20} more not checked (--json lists them all)\n")

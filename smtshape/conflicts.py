@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .constraints import Rel, Violation
 from .findings import _lower, _upper
+from .labels import node_label, node_phrase
 from .lazyz3 import z3
 from .store import OutOfBudget
 from .text import one_line
@@ -51,13 +52,13 @@ def enrich_conflicts(result, conflicts) -> None:
 
 
 def _node_index(result) -> dict:
+    """Label (``labels.node_label``) -> node, over the main graph and its subgraphs."""
     out = {}
     todo = [result.model.graph]
     while todo:
         g = todo.pop()
-        for n in g:
-            if n.name:
-                out.setdefault(n.name, n)
+        for i, n in enumerate(g):
+            out.setdefault(node_label(n, i), n)
             for a in n.attributes.values():
                 v = a.value
                 if hasattr(v, "inputs") and hasattr(v, "outputs") and hasattr(v, "__iter__"):
@@ -128,10 +129,6 @@ def _carries(result, v, val) -> str | None:
     return None
 
 
-def _nname(node) -> str:
-    return node.name or node.op_type
-
-
 def _trace(result, node, val, depth=0):
     """(hops, root sentence, fix template) for the int ``val`` seen at ``node``."""
     for v in node.inputs:
@@ -143,28 +140,30 @@ def _trace(result, node, val, depth=0):
         prod = v.producer()
         name = v.name
         if prod is None or prod.op_type == "Constant":
+            reader = node_phrase(node.op_type, result.engine.label(node))
             kind = "graph input" if prod is None and not v.const_value and \
                 name in {i.name for i in result.model.graph.inputs} else "constant"
             if kind == "graph input":
                 return (depth, f"{val} is {how} of the graph input '{name}' as the model declares it "
-                               f"(read by {node.op_type} node '{_nname(node)}')",
+                               f"(read by {reader})",
                         f"declare '{name}' {how} as {{new}} instead of {{old}}", ("input", name, how))
             t = result.engine.values.get(v)
             shape = None if t is None or t.shape is None else tuple(result.store.canon(d) for d in t.shape)
             what = f"the {'Constant' if prod is not None else 'initializer'} '{name}'"
             desc = f"{what} (shape {shape}" + (f", value {list(t.value)}" if t is not None and t.value is not None
                                                and len(t.value) <= 16 else "") + ")"
-            return (depth, f"{val} comes from {how} of {desc}, read by {node.op_type} node '{_nname(node)}'",
-                    f"change {how} of {what} (read by {node.op_type} node '{_nname(node)}') from {{old}} to {{new}}",
+            return (depth, f"{val} comes from {how} of {desc}, read by {reader}",
+                    f"change {how} of {what} (read by {reader}) from {{old}} to {{new}}",
                     ("const", name, how))
         if depth < 48:
             deeper = _trace(result, prod, val, depth + 1)
             if deeper is not None:
                 return deeper
-            return (depth + 1, f"{val} is introduced by {prod.op_type} node '{_nname(prod)}' "
+            label = result.engine.label(prod)
+            return (depth + 1, f"{val} is introduced by {node_phrase(prod.op_type, label)} "
                                f"({how} of its output '{name}')",
-                    f"change {prod.op_type} node '{_nname(prod)}' so that '{name}' {how} is {{new}} instead of {{old}}",
-                    ("node", _nname(prod), how))
+                    f"change {node_phrase(prod.op_type, label)} so that '{name}' {how} is {{new}} instead of {{old}}",
+                    ("node", label, how))
     return None
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from . import expr as E
+from .labels import node_phrase
 from .printing import show
 
 _OPS = {
@@ -250,7 +251,7 @@ class Provenance:
         if self.op_type in ("initializer", "input") and self.node:
             return f"{'graph input' if self.op_type == 'input' else 'initializer'} '{self.node}'"
         if self.node or self.op_type not in ("assumption", "domain", "input", "annotation"):
-            return f"{self.op_type} node '{self.node}'"
+            return node_phrase(self.op_type, self.node)
         return self.op_type
 
     def __str__(self) -> str:

@@ -90,7 +90,7 @@ _HOLDS = Constraint(-1, eq(0, 0), Provenance("", "", "trivial", "true on numbers
 
 
 class Context:
-    __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "_name", "_index", "outputs_set",
+    __slots__ = ("engine", "store", "node", "opset", "op_type", "domain", "_name", "outputs_set",
                  "inputs", "outputs", "recorded", "cacheable", "const_read", "unknowns")
 
     def __init__(self, engine, node: ir.Node, opset: int | None):
@@ -101,7 +101,6 @@ class Context:
         self.op_type = node.op_type
         self.domain = node.domain
         self._name = None                # (the node's name is read when a message needs it)
-        self._index = engine.node_index
         self.outputs_set: set[int] = set()
         self.inputs = node.inputs        # onnx_ir builds a new tuple per access: read once
         self.outputs = node.outputs
@@ -122,10 +121,11 @@ class Context:
 
     @property
     def name(self) -> str:
-        """The node's name, or ``<op type>_<position in the walk>`` when it has none."""
+        """The node's label in messages (``labels.node_label``: its name, or
+        ``<op type>_<position in its graph's node list>``)."""
         n = self._name
         if n is None:
-            n = self._name = self.node.name or f"{self.op_type}_{self._index}"
+            n = self._name = self.engine.label(self.node)
         return n
 
     # ------------------------------------------------------------ inputs

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .labels import node_phrase
+
 
 @dataclass
 class Diagnostic:
@@ -19,5 +21,5 @@ class Diagnostic:
     def __str__(self) -> str:
         where = ""
         if self.node:
-            where = f"{self.op_type} node '{self.node}': " if self.op_type else f"node '{self.node}': "
+            where = (node_phrase(self.op_type, self.node) if self.op_type else f"node '{self.node}'") + ": "
         return f"[{self.severity}] {self.kind}: {where}{self.message}"

@@ -23,6 +23,7 @@ from .errors import BadInput, Cannot, Invalid, RuleError
 from .store import Store
 from .cache import RuleCache
 from .diagnostic import Diagnostic
+from .labels import node_label, node_phrase
 
 
 class Unchecked(NamedTuple):
@@ -116,9 +117,29 @@ class Engine:
         self._cache_store = store     # the cache holds results derived in this store only
         self._lean = isinstance(model, Model)
         self._rule_of: dict = {}      # (domain, op type) -> (opset, rule): the same for every node
+        self._positions: dict = {}    # id(onnx_ir graph) -> {id(node): its position} (``label``)
+        self.positional: set = set()  # the labels of unnamed nodes (``label``: op type and position)
         self.frames: list = []        # ((domain, name, overload), {attribute: Attr}) of each function call being walked
         self.functions = {(f.domain, f.name, getattr(f, "overload", "")): f
                           for f in model.functions.values()} if model.functions else {}
+
+    def label(self, node) -> str:
+        """``labels.node_label`` of a node of the model: an onnx_ir graph's positions are
+        counted once (``node_position`` looks one node up in linear time).  The label of an
+        unnamed node is kept in ``positional``."""
+        name = node.name
+        if name:
+            return name
+        if self._lean:
+            label = node_label(node)
+        else:
+            g = getattr(node, "graph", None)
+            where = self._positions.get(id(g))
+            if where is None:
+                where = self._positions[id(g)] = {id(n): i for i, n in enumerate(g)} if g is not None else {}
+            label = node_label(node, where.get(id(node)))
+        self.positional.add(label)
+        return label
 
     # ------------------------------------------------------------ values
     def info(self, v) -> TensorInfo:
@@ -226,9 +247,10 @@ class Engine:
     def _not_analyzed(self, v, node=None):
         """A value of a type smtshape does not analyze (a map, a sequence of maps): UNKNOWN,
         and named in a diagnostic."""
-        where = f"output of {node.op_type} node '{node.name or node.op_type}'" if node is not None else "graph input"
+        label = self.label(node) if node is not None else ""
+        where = f"output of {node_phrase(node.op_type, label)}" if node is not None else "graph input"
         self.diagnostic("warning", f"value '{v.name}' ({where}) has type {v.type.text}, which smtshape does not "
-                        "analyze: its shape is UNKNOWN", node.name if node is not None else "",
+                        "analyze: its shape is UNKNOWN", label,
                         node.op_type if node is not None else "", "info")
 
     def _input_shape(self, v):
@@ -314,7 +336,7 @@ class Engine:
     def run_node(self, node):
         for v in () if self._lean else node.inputs:     # (the reader refuses dangling reads itself)
             if v is not None and v not in self.values and v.producer() is None:
-                raise BadInput(f"malformed model: {node.op_type} node '{node.name or node.op_type}' reads "
+                raise BadInput(f"malformed model: {node_phrase(node.op_type, self.label(node))} reads "
                                f"'{v.name}', which no node produces and which is neither a graph input "
                                "nor an initializer")
         domain = node.domain

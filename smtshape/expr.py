@@ -298,6 +298,12 @@ def bcast(a, b) -> Expr:
     return _bcast(a, b)
 
 
+def by_sign(x, nonneg, neg) -> Expr:
+    """The term that is ``nonneg`` where ``x >= 0`` and ``neg`` elsewhere (a ``Piecewise``:
+    the sign decided at run time; the rules' questions on a sign are in ``ops/values.py``)."""
+    return norm(sympy.Piecewise((to_sympy(nonneg), sympy.Ge(to_sympy(x), 0)), (to_sympy(neg), True)))
+
+
 def clamp(x, lo, hi) -> Expr:
     return smin(smax(x, lo), hi)
 

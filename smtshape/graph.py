@@ -10,6 +10,7 @@ from functools import lru_cache
 from . import expr as E
 from . import irtypes as ir
 from .errors import BadInput
+from .labels import node_label
 
 
 def topo_order(graph) -> list:
@@ -35,7 +36,7 @@ def topo_order(graph) -> list:
                 indeg[i] += 1
                 users[index[id(p)]].append(i)
             elif p is n:
-                raise BadInput(f"graph has a cycle: node '{n.name or n.op_type}' consumes its own output")
+                raise BadInput(f"graph has a cycle: node '{node_label(n, i)}' consumes its own output")
     q = deque(i for i in range(len(nodes)) if indeg[i] == 0)
     out = []
     while q:
@@ -46,8 +47,8 @@ def topo_order(graph) -> list:
             if indeg[j] == 0:
                 q.append(j)
     if len(out) != len(nodes):
-        stuck = [nodes[i] for i in range(len(nodes)) if indeg[i] > 0]
-        names = ", ".join(f"'{n.name or n.op_type}'" for n in stuck[:5])
+        stuck = [i for i in range(len(nodes)) if indeg[i] > 0]
+        names = ", ".join(f"'{node_label(nodes[i], i)}'" for i in stuck[:5])
         raise BadInput(f"graph has a cycle (or a node reads a value produced after it in a loop): nodes {names}")
     return out
 

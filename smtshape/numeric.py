@@ -506,8 +506,7 @@ def _exact_quotient(a, b):
 
 def _trunc_div(a, b: int):
     """Division truncating toward zero: floor for a >= 0, -floor(-a / b) below."""
-    return E.norm(sympy.Piecewise((E.to_sympy(E.floordiv(a, b)), sympy.Ge(E.to_sympy(a), 0)),
-                                  (E.to_sympy(E.neg(E.floordiv(E.neg(a), b))), True)))
+    return E.by_sign(a, E.floordiv(a, b), E.neg(E.floordiv(E.neg(a), b)))
 
 
 def int_mod(ctx, a, b, fmod=0):
@@ -560,7 +559,7 @@ def _int_abs(ctx, a):
     na = E.neg(a)
     if nonneg(ctx, na):
         return na
-    return E.norm(sympy.Piecewise((E.to_sympy(a), sympy.Ge(E.to_sympy(a), 0)), (E.to_sympy(na), True)))
+    return E.by_sign(a, a, na)
 
 
 def _fold(f, args):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from .errors import BadInput
+from .labels import node_phrase
 
 
 def _parse_problem(e) -> str:
@@ -275,7 +276,7 @@ def query(result, claim, witnesses: bool = True) -> QueryAnswer:
         info = st.info(x)
         if info is not None and info.kind == "data":
             o = info.origin
-            runtime[x.name] = f"{o.op_type} node '{o.node}'" if o.node else str(o.message)
+            runtime[x.name] = node_phrase(o.op_type, o.node) if o.node else str(o.message)
 
     def answer(verdict, **kw):
         return QueryAnswer(text, rel, verdict, runtime=runtime, premises=said, **kw)

@@ -32,6 +32,7 @@ import weakref as _weakref
 from . import irtypes as ir
 
 from .errors import BadInput
+from .labels import node_label, node_phrase
 
 _DT = ir.DataType
 _AT = ir.AttributeType
@@ -380,6 +381,11 @@ class Node:
         return n
 
     @property
+    def position(self) -> int:
+        """Its position in its graph's node list (``labels.node_label``; not onnx_ir's API)."""
+        return self._pos
+
+    @property
     def overload(self) -> str:
         return self._proto.overload      # (read on use: only function calls need it)
 
@@ -634,7 +640,7 @@ class Graph:
                             v._home, v._pos, v._index = home, pos, k
                         names[name] = v
                     elif v._home is not None or v.const_value is not None or v in self.inputs:
-                        raise BadInput(f"malformed model: {p.op_type} node '{p.name or p.op_type}' writes "
+                        raise BadInput(f"malformed model: {node_phrase(p.op_type, node_label(p, pos))} writes "
                                        f"'{name}', which another node, a graph input or an initializer "
                                        "already provides")
                     else:
@@ -667,7 +673,7 @@ class Graph:
             name = next(iter(pending))
             reader = next((n for n in nodes if any(v is not None and v.name == name and v._home is None
                                                    for v in n.inputs)), None)
-            where = f"{reader.op_type} node '{reader.name or reader.op_type}'" if reader else "a node"
+            where = node_phrase(reader.op_type, node_label(reader)) if reader else "a node"
             raise BadInput(f"malformed model: {where} reads '{name}', which no node produces and which is "
                            "neither a graph input nor an initializer")
         self.is_sorted = sorted_

@@ -14,6 +14,7 @@ import threading
 from collections import Counter
 
 from .dim import Exactness
+from .labels import node_label, node_phrase
 from .text import clean, one_line, plural  # noqa: F401  (re-exported)
 
 MAX_DIM_CHARS = 40          # a dim longer than this is abbreviated in the table (full in --json)
@@ -105,10 +106,11 @@ def shape_text(shape, limit: int | None = None) -> str:
 # ------------------------------------------------------------------ conflicts
 
 def node_index(result) -> dict:
+    """Label (``labels.node_label``) -> node of the main graph."""
     out = {}
     try:
         for i, node in enumerate(result.model.graph):
-            out.setdefault(node.name or f"{node.op_type}_{i}", node)
+            out.setdefault(node_label(node, i), node)
     except Exception:
         pass
     return out
@@ -143,14 +145,14 @@ def explain_conflict(result, c, nodes_by_name=None) -> str:
         if node is not None:
             vl = _values_line(result, node)
             if vl:
-                lines.append(f"  at {node.op_type} node '{one_line(name)}': {vl}")
+                lines.append(f"  at {node_phrase(node.op_type, one_line(name))}: {vl}")
     from .conflicts import suggest_fix
     lines.append("  fix: " + suggest_fix(c))
     return "\n".join(lines)
 
 
 def fmt_diag(d) -> str:
-    where = f"{d.op_type} node '{d.node}': " if d.node else ""
+    where = node_phrase(d.op_type, d.node) + ": " if d.node else ""
     return one_line(where + d.message)
 
 

@@ -41,6 +41,7 @@ from .constraints import eq, le, premise_text
 from .dim import Dim, Exactness
 from .errors import BadInput
 from .fileio import write_atomic
+from .labels import node_phrase
 from .printing import show
 from .store import Verdict
 
@@ -71,7 +72,7 @@ class Rewrite:
     because: list = field(default_factory=list)
 
     def __str__(self) -> str:
-        where = f"{self.op_type} node '{self.node}'" if self.node else f"value '{self.value}'"
+        where = node_phrase(self.op_type, self.node) if self.node else f"value '{self.value}'"
         if self.kind == "constant":
             text = f"{where}: '{self.value}' is the constant {self.detail}"
         elif self.kind == "identity":
@@ -150,7 +151,7 @@ def _because(result, exprs) -> list:
         if c.kind == "assumption":
             out.append(premise_text(c))
         else:
-            where = f"{p.op_type} node '{p.node}'" if p.node else p.op_type
+            where = node_phrase(p.op_type, p.node) if p.node else p.op_type
             out.append(f"{c.relation} ({where}, {p.rule})")
     return out
 

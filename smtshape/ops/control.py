@@ -41,6 +41,7 @@ from ..registry import register
 from ..printing import show
 from ..store import Verdict
 from .common import norm_axis, unify_all
+from .values import sign_of
 from ..bounds import upper_bound_over
 
 INT64 = ir.DataType.INT64
@@ -248,10 +249,16 @@ def _lift_shared_facts(ctx, forks, known, base, plain=False) -> int:
             out.setdefault(st.canon_rel(c.relation), c)
         return out
 
+    positional = ctx.engine.positional
+
     def by_node(fs):
+        # the same node in each branch: by its name; an unnamed one (labelled by its position
+        # in its own branch) by its op type
         out: dict = {}
         for rel, c in fs.items():
-            out.setdefault((c.provenance.node, c.provenance.rule), []).append((rel, c))
+            p = c.provenance
+            node = ("op", p.op_type) if p.node in positional else p.node
+            out.setdefault((node, p.rule), []).append((rel, c))
         return out
 
     ft, fe = facts(forks[0]), facts(forks[1])
@@ -506,7 +513,7 @@ def _trip_limit(ctx):
     x = E.norm(v[0]) if not isinstance(v[0], bool) else int(v[0])
     if isinstance(x, int):
         return max(x, 0)
-    return x if ctx.proven(ge(x, 0)) else E.smax(x, 0)
+    return x if sign_of(ctx, x) == "nonneg" else E.smax(x, 0)
 
 
 def _set_body_inputs(ctx, body, init, shapes, store=None, m=None):

@@ -51,8 +51,8 @@ from .. import expr as E
 from ..constraints import eq, ge, lt
 from ..printing import show
 from ..registry import register
-from ..store import Verdict
 from .common import unify
+from .values import sign_of
 
 _AUTO_PADS = ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER")
 _SAME = ("SAME_UPPER", "SAME_LOWER")
@@ -235,14 +235,13 @@ def trunc_window(ctx, i, a, s: int, rule: str):
                 lambda: f"{ctx.op_type} spatial axis {i}: the size 1 + trunc(({show(a)}) / {s}) must not be negative")
     if s == 1:
         return E.add(a, 1)
-    v = ctx.decide(ge(a, 0))
+    sign = sign_of(ctx, a)
     below = E.sub(1, E.floordiv(E.neg(a), s))       # 1 + trunc(a / s) for a < 0
-    if v is Verdict.PROVEN:
+    if sign == "nonneg":
         return E.add(E.floordiv(a, s), 1)
-    if v is Verdict.REFUTED:
+    if sign == "neg":
         return below
-    return E.norm(sympy.Piecewise((E.to_sympy(E.add(E.floordiv(a, s), 1)), sympy.Ge(E.to_sympy(a), 0)),
-                                  (E.to_sympy(below), True)))
+    return E.by_sign(a, E.add(E.floordiv(a, s), 1), below)
 
 
 def _sliding(ctx, xs, kernel, ceil_mode, pool):

@@ -4,25 +4,21 @@ INT32_MAX / INT64_MAX differently with a negative step (ARCHITECTURE item 14).""
 from __future__ import annotations
 
 from ..lazy import numpy as np
-from ..lazy import sympy
 
 from .. import expr as E
-from ..constraints import all_of, any_of, eq, ge, le, lt, ne
+from ..constraints import all_of, any_of, eq, le, ne
 from ..registry import register
 from .common import norm_axes
-from .values import BIG, flat_values, index_vector, ints_of, is_expr, obj_array, shown, sign_of
+from .values import (BIG, flat_values, index_vector, ints_of, is_expr, known_sign, obj_array, shown,
+                     sign_cases, sign_of)
 
 
 # ---------------------------------------------------------------- min / max / clamp, decided where the store can
 
 def _le(ctx, a, b) -> bool:
-    d = E.sub(b, a)
-    if isinstance(d, int):
-        return d >= 0
-    if d.is_nonnegative is True:
-        return True
-    if d.is_negative is True:
-        return False
+    s = known_sign(E.sub(b, a))
+    if s is not None:
+        return s == "nonneg"
     return ctx.proven(le(a, b))
 
 
@@ -64,8 +60,7 @@ def _slice_index(ctx, x, dim, lo, hi):
     if not all(sym.is_nonnegative is True for sym in E.free_symbols(x)):
         return None
     # sign decided only at run time (``S - 1`` is -1 at S = 0): both branches, exactly
-    return E.norm(sympy.Piecewise((E.to_sympy(E.clamp(x, lo, hi)), sympy.Ge(E.to_sympy(x), 0)),
-                                  (E.to_sympy(E.clamp(E.add(x, dim), lo, hi)), True)))
+    return E.by_sign(x, E.clamp(x, lo, hi), E.clamp(E.add(x, dim), lo, hi))
 
 
 # Where onnxruntime reads a Slice otherwise than the spec.  The spec clamps every adjusted
@@ -277,10 +272,10 @@ def _runtime_slice(ctx, a, dim, st, en, sp):
         ends.append(BIG if sp > 0 else -BIG)        # onnxruntime's "to the end"
     cases = []
     for e in ends:
-        for cs in _sign_cases(st):
-            for ce in _sign_cases(e):
-                n = _slice_len_assuming(ctx, dim, cs[1], ce[1], sp)
-                conds = [c for c in (cs[0], ce[0]) if c is not None]
+        for cs, ss in sign_cases(st):
+            for ce, se in sign_cases(e):
+                n = _slice_len_assuming(ctx, dim, (st, ss), (e, se), sp)
+                conds = [c for c in (cs, ce) if c is not None]
                 cases.append(all_of(*conds, eq(d, n)) if conds else eq(d, n))
     ctx.require(any_of(*cases), "slice.runtime",
                 lambda: f"Slice axis {a} length follows the clamping of start {shown(st)} and end {shown(en)} on a dim "
@@ -288,19 +283,13 @@ def _runtime_slice(ctx, a, dim, st, en, sp):
     return d
 
 
-def _sign_cases(x):
-    """[(condition, x as a non-negative index or x as a negative index marker)]."""
-    if isinstance(x, int):
-        return [(None, x)]
-    return [(ge(x, 0), ("pos", x)), (lt(x, 0), ("neg", x))]
-
-
 def _slice_len_assuming(ctx, dim, st, en, sp):
-    def idx(x, lo, hi):
-        if isinstance(x, tuple):
-            kind, v = x
-            v = v if kind == "pos" else E.add(v, dim)
-            return E.clamp(v, lo, hi)
+    """The length when start and end, each ``(index, its sign: a case of sign_cases)``,
+    have those signs."""
+    def idx(xs, lo, hi):
+        x, sign = xs
+        if not isinstance(x, int):
+            return E.clamp(x if sign == "nonneg" else E.add(x, dim), lo, hi)
         return _slice_index(ctx, x, dim, lo, hi)
     if sp > 0:
         return E.smax(E.ceildiv(E.sub(idx(en, 0, dim), idx(st, 0, dim)), sp), 0)

@@ -2,7 +2,8 @@
 ``concat``, ``expand``, and Gather in ``indexing``): small integer tensors carry their
 elements (``ctx.value``) as dim expressions, and these read them (``ints_of``,
 ``index_vector``, ``target_dims``), lay them out as numpy object arrays and back
-(``obj_array``, ``flat_values``), decide a sign (``sign_of``) and print them
+(``obj_array``, ``flat_values``), give the sign of a dim expression (``known_sign``,
+``sign_of``, ``sign_cases``; the split as a term is ``expr.by_sign``: its one home for the rules) and print them
 (``shown``, ``shape_str``).
 
 Conventions: ``BIG`` is the magnitude from which a Slice/Shape index means
@@ -14,7 +15,7 @@ import math
 
 from ..lazy import numpy as np
 
-from ..constraints import ge
+from ..constraints import ge, lt
 from ..context import MAX_VALUE_ELEMENTS, element_kind
 from ..printing import show
 from ..store import Verdict
@@ -32,20 +33,45 @@ def is_expr(v) -> bool:
     return element_kind(v) == "int"
 
 
-def sign_of(ctx, e) -> str | None:
-    """'nonneg' / 'neg' when provable, else None."""
+# ---------------------------------------------------------------- the sign of a dim expression
+# The one home of "is this dim expression >= 0 or < 0" for the rules: what is known without
+# a question (``known_sign``), what the store decides (``sign_of``), and the two splits on
+# a sign known only at run time (``sign_cases`` as relations, ``expr.by_sign`` as a term).
+# Two questions near it are not this one: ``numeric.nonneg`` (an element value, possibly a
+# fraction: numeric's own bounds come before a question, asked for integers only) and
+# ``bounds.py`` (an upper bound's proof after the walk: intervals only, never a question).
+
+def known_sign(e) -> str | None:
+    """'nonneg' / 'neg' from the number or sympy's assumptions alone (no question asked),
+    else None."""
     if isinstance(e, int):
         return "nonneg" if e >= 0 else "neg"
     if e.is_nonnegative is True:
         return "nonneg"
     if e.is_negative is True:
         return "neg"
+    return None
+
+
+def sign_of(ctx, e) -> str | None:
+    """'nonneg' / 'neg' when provable (``known_sign``, then ``ctx.decide(e >= 0)``), else None."""
+    s = known_sign(e)
+    if s is not None:
+        return s
     v = ctx.decide(ge(e, 0))
     if v is Verdict.PROVEN:
         return "nonneg"
     if v is Verdict.REFUTED:
         return "neg"
     return None
+
+
+def sign_cases(x) -> list:
+    """The split on the sign of ``x``: ``[(x >= 0, "nonneg"), (x < 0, "neg")]``; an int is
+    one case with no condition, ``[(None, its sign)]``."""
+    if isinstance(x, int):
+        return [(None, known_sign(x))]
+    return [(ge(x, 0), "nonneg"), (lt(x, 0), "neg")]
 
 
 def obj_array(ctx, i):
