@@ -201,14 +201,21 @@ def _split(ctx, sizes, uneven=False):
         ctx.equal(E.total(lens), dim, "split.sum", f"Split sizes along axis {ax} sum to {shown(dim)}")
     else:
         lens = _split_even(ctx, dim, n, ax, uneven)
-    arr = obj_array(ctx, 0)
     parts = None
-    if arr is not None and all(isinstance(x, int) for x in lens):
-        parts = np.split(arr, np.cumsum(lens)[:-1].tolist(), axis=ax) if sum(lens) == arr.shape[ax] else None
+    if all(isinstance(x, int) for x in lens):
+        v = ctx.value(0)
+        if v is not None and len(s) == 1 and len(v) == sum(lens):
+            # a 1-D value cut in Python (numpy is imported only where more axes need it)
+            ends = [sum(lens[:j + 1]) for j in range(n)]
+            parts = [v[e - k:e] for e, k in zip(ends, lens)]
+        else:
+            arr = obj_array(ctx, 0)
+            if arr is not None and sum(lens) == arr.shape[ax]:
+                parts = [flat_values(p) for p in np.split(arr, np.cumsum(lens)[:-1].tolist(), axis=ax)]
     for j in range(n):
         out = list(s)
         out[ax] = lens[j]
-        ctx.set_output(j, out, dtype, value=None if parts is None else flat_values(parts[j]))
+        ctx.set_output(j, out, dtype, value=None if parts is None or parts[j] is None else tuple(parts[j]))
 
 
 def _sizes_from_input(ctx, i):

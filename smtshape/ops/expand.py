@@ -42,9 +42,9 @@ def expand(ctx):
             tdims.append(t)
     out = broadcast_shapes(ctx, [s, tuple(tdims)], "expand.broadcast")
     value = None
-    arr = obj_array(ctx, 0)
-    if arr is not None and out is not None and all(isinstance(d, int) for d in out) \
-            and math.prod(out) <= MAX_VALUE_ELEMENTS:
+    arr = obj_array(ctx, 0) if out is not None and all(isinstance(d, int) for d in out) \
+        and math.prod(out) <= MAX_VALUE_ELEMENTS else None
+    if arr is not None:
         try:
             value = flat_values(np.broadcast_to(arr, out))
         except ValueError:

@@ -366,8 +366,12 @@ def transpose(ctx):
     if perm is None:
         perm = list(range(r))[::-1]
     _check_perm(ctx, perm, r)
-    arr = obj_array(ctx, 0)
-    value = flat_values(np.transpose(arr, perm)) if arr is not None else None
+    if r <= 1:                      # (a 1-D transpose is the identity: no array needed)
+        v = ctx.value(0)
+        value = v if v is not None and all(isinstance(d, int) for d in s) and math.prod(s) == len(v) else None
+    else:
+        arr = obj_array(ctx, 0)
+        value = flat_values(np.transpose(arr, perm)) if arr is not None else None
     ctx.set_output(0, [s[p] for p in perm], ctx.dtype(0), value=value)
 
 

@@ -191,9 +191,15 @@ def _slice(ctx, starts, ends, axes, steps, axes_known=True):
             idx[a] = range(b0, b1, sp)
         else:
             idx = None
-    arr = obj_array(ctx, 0)
     value = None
-    if arr is not None and idx is not None:
+    v = ctx.value(0) if idx is not None and len(idx) == 1 and isinstance(idx[0], range) else None
+    if v is not None and len(v) == s[0]:
+        # a 1-D value (a Shape's output): its elements picked in Python (numpy is imported
+        # only where an array of more axes needs it)
+        ctx.set_output(0, out, dtype, value=tuple(v[i] for i in idx[0]))
+        return
+    arr = obj_array(ctx, 0) if idx is not None else None
+    if arr is not None:
         sel = arr
         for k, ix in enumerate(idx):
             if isinstance(ix, range):
