@@ -107,11 +107,9 @@ class Witnesses:
             movable = [x for x in cr.symbols() if x not in defs and in_defs[x] <= 0]
         else:
             movable = list(cr.symbols())
-        names_all = {x.name for x in movable}
         budget = self._VARY_MAX
         seen = set(seen)
-        # the symbol with the fewest constraints first: its moved points cost the least
-        for x in sorted(movable, key=lambda x: (len(by_name.get(x.name, ())), x.name)):
+        for x in self._vary_order(cr, movable, by_name):
             entries = by_name.get(x.name, ())
             info = self._symbols.symbols.get(x.name)
             # (without aliases in the question, a relation through one is not worth it; past
@@ -128,7 +126,8 @@ class Witnesses:
                 if not math.isinf(end):
                     cands.update(w for w in (end, nxt) if lo <= w <= hi)
             for v in sorted(wits, key=_VARY_ORDER.index)[:3]:
-                if v < 1 and (aliased or not self._in_domain(dict.fromkeys(names_all | names, v), v)):
+                if v < 1 and (aliased or not self._in_domain(
+                        dict.fromkeys({y.name for y in movable} | names, v), v)):
                     continue         # (a point at v >= 1 respects every domain: _in_domain)
                 base = self._uniform_memo.setdefault(v, {})
                 uniform = _UniformEnv(v, self._symbols.symbols)
@@ -161,6 +160,23 @@ class Witnesses:
                     if len(seen) == 2:
                         return seen
         return seen
+
+    @staticmethod
+    def _vary_order(cr, movable, by_name):
+        """The symbols to move, in order: first a symbol that is a whole side of an ``==`` /
+        ``!=`` of ``cr`` (``x == e`` flips where x is moved off e's value: one point often
+        settles the question), then the one with the fewest constraints first (its moved
+        points cost the least).  Lazy: the sort of a long question's symbols (a chain's
+        link names every symbol below it) is made only when the first ones did not settle it."""
+        sides = set()
+        for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
+            if isinstance(a, Rel) and a.op in ("==", "!="):
+                sides.update(x for x in (a.lhs, a.rhs) if isinstance(x, sympy.Symbol))
+        first = sorted((x for x in movable if x in sides), key=lambda x: x.name)
+        yield from first
+        done = set(first)
+        yield from (x for x in sorted(movable, key=lambda x: (len(by_name.get(x.name, ())), x.name))
+                    if x not in done)
 
     def _definition_symbols(self):
         """How many alias definitions name each symbol (a Counter, kept up to date as
