@@ -225,14 +225,32 @@ def _mod(a, b):
     return norm(Mod(to_sympy(a), to_sympy(b)))
 
 
+# Past this many operations in its two arguments, a min / max is built without sympy's
+# evaluation: sympy's Min / Max compare their arguments by factoring every pair of terms
+# (``_find_localzeros`` -> ``factor_terms``), seconds on the nested clamps of chained
+# Slices (fcos_mnv3s_fpn spent 10 of its 14 s there); the rules that build one have asked
+# the store first (``ops/slicing._min``), and a difference that is a number still decides.
+_EVAL_MINMAX_OPS = 40
+
+
 @lru_cache(maxsize=65536)
 def _min(a, b):
-    return norm(sympy.Min(to_sympy(a), to_sympy(b)))
+    return _lattice(sympy.Min, a, b, lambda d: d >= 0)
 
 
 @lru_cache(maxsize=65536)
 def _max(a, b):
-    return norm(sympy.Max(to_sympy(a), to_sympy(b)))
+    return _lattice(sympy.Max, a, b, lambda d: d <= 0)
+
+
+def _lattice(cls, a, b, first_if):
+    sa, sb = to_sympy(a), to_sympy(b)
+    if size(a) + size(b) <= _EVAL_MINMAX_OPS:
+        return norm(cls(sa, sb))
+    d = sb - sa                     # (a number when the two differ by a constant)
+    if d.is_Number:
+        return norm(sa if first_if(d) else sb)
+    return norm(cls(sa, sb, evaluate=False))
 
 
 @lru_cache(maxsize=65536)

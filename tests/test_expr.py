@@ -52,3 +52,30 @@ def test_ints_stay_python_ints():
     assert type(E.add(2, 3)) is int
     assert type(E.floordiv(7, 2)) is int and E.floordiv(7, 2) == 3
     assert type(E.norm(E.sub(E.add(x, 2), x))) is int
+
+
+def _big(x, y, k):
+    """A nested clamp over two symbols with more than ``E._EVAL_MINMAX_OPS`` operations
+    (the chained Slices' terms), shifted by ``k``."""
+    t = E.add(x, k)
+    for j in range(1, 8):
+        t = E.smax(E.sub(E.floordiv(E.add(t, y), 2), j), E.sub(E.mul(x, j), y))
+    return t
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(-3, 3), st.integers(0, 40), st.integers(0, 40))
+def test_min_max_of_big_terms_keep_their_value(k, xv, yv):
+    """Past ``E._EVAL_MINMAX_OPS`` a min / max is built without sympy's evaluation (it
+    factored every pair of terms: seconds on fcos's chained Slices); its value at every
+    point is still the min / max of its arguments, and two terms that differ by a number
+    still give the smaller / larger one itself."""
+    x, y = E.symbol("x"), E.symbol("y")
+    a, b = _big(x, y, 0), _big(y, x, k)
+    assert E.size(a) + E.size(b) > E._EVAL_MINMAX_OPS
+    env = {"x": xv, "y": yv}
+    va, vb = E.eval_int(a, env), E.eval_int(b, env)
+    assert E.eval_int(E.smin(a, b), env) == min(va, vb)
+    assert E.eval_int(E.smax(a, b), env) == max(va, vb)
+    c = E.add(a, k)                          # differs from a by the number k
+    assert E.smin(a, c) == (a if k >= 0 else c) and E.smax(a, c) == (c if k >= 0 else a)
