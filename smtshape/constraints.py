@@ -30,6 +30,17 @@ _OPS = {
 _NEGATE = {"==": "!=", "!=": "==", "<=": ">", "<": ">=", ">=": "<", ">": "<="}
 
 
+def _kept_symbols(rel, make) -> frozenset:
+    """``rel``'s symbols, made once and kept on it: a long chain's relations are asked for
+    them many times, and each union is as long as the chain.  Not a field, so equality and
+    hashing stay those of the relation's parts."""
+    out = rel.__dict__.get("_symbols")
+    if out is None:
+        out = make()
+        object.__setattr__(rel, "_symbols", out)
+    return out
+
+
 @dataclass(frozen=True)
 class Rel:
     op: str
@@ -55,14 +66,7 @@ class Rel:
         return Rel(_NEGATE[self.op], self.lhs, self.rhs)
 
     def symbols(self) -> frozenset:
-        # (kept on the relation: a long chain's relations are asked for them many times,
-        # and each union is as long as the chain; the cache is not a field, so equality
-        # and hashing stay the sides')
-        out = self.__dict__.get("_symbols")
-        if out is None:
-            out = E.free_symbols(self.lhs) | E.free_symbols(self.rhs)
-            object.__setattr__(self, "_symbols", out)
-        return out
+        return _kept_symbols(self, lambda: E.free_symbols(self.lhs) | E.free_symbols(self.rhs))
 
     def __str__(self) -> str:
         return f"{show(self.lhs)} {self.op} {show(self.rhs)}"
@@ -87,11 +91,7 @@ class Or:
         return And(tuple(a.negate() for a in self.args))
 
     def symbols(self):
-        out = self.__dict__.get("_symbols")       # (kept, as Rel.symbols)
-        if out is None:
-            out = frozenset().union(*(a.symbols() for a in self.args))
-            object.__setattr__(self, "_symbols", out)
-        return out
+        return _kept_symbols(self, lambda: frozenset().union(*(a.symbols() for a in self.args)))
 
     def __str__(self):
         return " or ".join(_paren(a) for a in self.args)
@@ -116,11 +116,7 @@ class And:
         return Or(tuple(a.negate() for a in self.args))
 
     def symbols(self):
-        out = self.__dict__.get("_symbols")       # (kept, as Rel.symbols)
-        if out is None:
-            out = frozenset().union(*(a.symbols() for a in self.args))
-            object.__setattr__(self, "_symbols", out)
-        return out
+        return _kept_symbols(self, lambda: frozenset().union(*(a.symbols() for a in self.args)))
 
     def __str__(self):
         return " and ".join(_paren(a) for a in self.args)

@@ -3,6 +3,8 @@ skipped by onnxruntime: a disjunction, never a size forced), the axis summed or
 divided, the values concatenated or split."""
 from __future__ import annotations
 
+from itertools import accumulate
+
 from ..lazy import numpy as np
 from ..lazy import sympy
 
@@ -11,7 +13,7 @@ from ..constraints import any_of, eq, ge
 from ..context import MAX_VALUE_ELEMENTS
 from ..registry import register
 from .common import norm_axis, unify
-from .values import flat_values, is_expr, obj_array, shown, sign_of, vector_len
+from .values import flat_values, is_expr, obj_array, shaped_value, shown, sign_of, vector_len
 
 
 # ================================================================ Concat
@@ -203,11 +205,10 @@ def _split(ctx, sizes, uneven=False):
         lens = _split_even(ctx, dim, n, ax, uneven)
     parts = None
     if all(isinstance(x, int) for x in lens):
-        v = ctx.value(0)
-        if v is not None and len(s) == 1 and len(v) == sum(lens):
+        v = shaped_value(ctx, 0) if len(s) == 1 else None
+        if v is not None and len(v) == sum(lens):
             # a 1-D value cut in Python (numpy is imported only where more axes need it)
-            ends = [sum(lens[:j + 1]) for j in range(n)]
-            parts = [v[e - k:e] for e, k in zip(ends, lens)]
+            parts = [v[e - k:e] for e, k in zip(accumulate(lens), lens)]
         else:
             arr = obj_array(ctx, 0)
             if arr is not None and sum(lens) == arr.shape[ax]:

@@ -15,7 +15,8 @@ from ..constraints import Rel, any_of, eq, ge, gt, ne
 from ..registry import register
 from ..store import Verdict
 from .common import norm_axes, norm_axis, numel
-from .values import flat_values, ints_of, is_expr, obj_array, shape_input_rank, shape_str, shown, sign_of, target_dims
+from .values import (flat_values, ints_of, is_expr, obj_array, shaped_value, shape_input_rank, shape_str, shown,
+                     sign_of, target_dims)
 
 
 # ---------------------------------------------------------------- exact division
@@ -367,8 +368,7 @@ def transpose(ctx):
         perm = list(range(r))[::-1]
     _check_perm(ctx, perm, r)
     if r <= 1:                      # (a 1-D transpose is the identity: no array needed)
-        v = ctx.value(0)
-        value = v if v is not None and all(isinstance(d, int) for d in s) and math.prod(s) == len(v) else None
+        value = shaped_value(ctx, 0)
     else:
         arr = obj_array(ctx, 0)
         value = flat_values(np.transpose(arr, perm)) if arr is not None else None

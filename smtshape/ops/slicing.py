@@ -9,7 +9,7 @@ from .. import expr as E
 from ..constraints import all_of, any_of, eq, le, ne
 from ..registry import register
 from .common import norm_axes
-from .values import (BIG, flat_values, index_vector, ints_of, is_expr, known_sign, obj_array, shown,
+from .values import (BIG, flat_values, index_vector, ints_of, is_expr, known_sign, obj_array, shaped_value, shown,
                      sign_cases, sign_of)
 
 
@@ -192,14 +192,13 @@ def _slice(ctx, starts, ends, axes, steps, axes_known=True):
         else:
             idx = None
     value = None
-    v = ctx.value(0) if idx is not None and len(idx) == 1 and isinstance(idx[0], range) else None
-    if v is not None and len(v) == s[0]:
-        # a 1-D value (a Shape's output): its elements picked in Python (numpy is imported
-        # only where an array of more axes needs it)
-        ctx.set_output(0, out, dtype, value=tuple(v[i] for i in idx[0]))
-        return
-    arr = obj_array(ctx, 0) if idx is not None else None
-    if arr is not None:
+    v = shaped_value(ctx, 0) if idx is not None and len(idx) == 1 and isinstance(idx[0], range) else None
+    # a 1-D value (a Shape's output): its elements picked in Python (numpy is imported only
+    # where an array of more axes needs it)
+    arr = obj_array(ctx, 0) if idx is not None and v is None else None
+    if v is not None:
+        value = tuple(v[i] for i in idx[0])
+    elif arr is not None:
         sel = arr
         for k, ix in enumerate(idx):
             if isinstance(ix, range):

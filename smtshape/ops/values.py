@@ -2,7 +2,7 @@
 ``concat``, ``expand``, and Gather in ``indexing``): small integer tensors carry their
 elements (``ctx.value``) as dim expressions, and these read them (``ints_of``,
 ``index_vector``, ``target_dims``), lay them out as numpy object arrays and back
-(``obj_array``, ``flat_values``), give the sign of a dim expression (``known_sign``,
+(``shaped_value``, ``obj_array``, ``flat_values``), give the sign of a dim expression (``known_sign``,
 ``sign_of``, ``sign_cases``; the split as a term is ``expr.by_sign``: its one home for the rules) and print them
 (``shown``, ``shape_str``).
 
@@ -74,14 +74,23 @@ def sign_cases(x) -> list:
     return [(ge(x, 0), "nonneg"), (lt(x, 0), "neg")]
 
 
-def obj_array(ctx, i):
-    """Input ``i``'s known value as a numpy object array of its static shape, or None."""
+def shaped_value(ctx, i):
+    """Input ``i``'s known value (flat, row-major) when its shape is static and holds that
+    many elements, else None: what ``obj_array`` lays out, and what a rule reading a 1-D
+    value picks from in Python without numpy."""
     v = ctx.value(i)
     s = ctx.shape(i)
-    if v is None or s is None or not all(isinstance(d, int) for d in s):
+    if v is None or s is None or not all(isinstance(d, int) for d in s) or math.prod(s) != len(v):
         return None
-    if math.prod(s) != len(v):
+    return v
+
+
+def obj_array(ctx, i):
+    """Input ``i``'s known value as a numpy object array of its static shape, or None."""
+    v = shaped_value(ctx, i)
+    if v is None:
         return None
+    s = ctx.shape(i)
     arr = np.empty(len(v), dtype=object)
     arr[:] = list(v)
     return arr.reshape(s)

@@ -135,7 +135,7 @@ class Witnesses:
                 # x beside e's value, where it flips (``batch <= 16777216`` from Resize's
                 # float32 edge: a witness value never reaches that far)
                 solved = set()
-                for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
+                for a in _parts(cr):
                     if isinstance(a, Rel):
                         for y, e in ((a.lhs, a.rhs), (a.rhs, a.lhs)):
                             if y == x and x not in E.free_symbols(e):
@@ -169,7 +169,7 @@ class Witnesses:
         points cost the least).  Lazy: the sort of a long question's symbols (a chain's
         link names every symbol below it) is made only when the first ones did not settle it."""
         sides = set()
-        for a in (cr.args if isinstance(cr, (Or, And)) else (cr,)):
+        for a in _parts(cr):
             if isinstance(a, Rel) and a.op in ("==", "!="):
                 sides.update(x for x in (a.lhs, a.rhs) if isinstance(x, sympy.Symbol))
         first = sorted((x for x in movable if x in sides), key=lambda x: x.name)
@@ -322,3 +322,8 @@ class _UniformEnv:
         if info is not None and info.kind == "alias":
             return default
         return self.v
+
+
+def _parts(cr) -> tuple:
+    """The relations an ``Or`` / ``And`` joins, or ``cr`` alone."""
+    return cr.args if isinstance(cr, (Or, And)) else (cr,)
