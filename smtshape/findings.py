@@ -296,12 +296,11 @@ def _components(store, constraints) -> list:
     return list(groups.values())
 
 
-def _uniform_free(store, cs, syms, us) -> set:
+def _uniform_free(store, rels, us) -> set:
     """The values ``u`` of ``us`` for which "every symbol is ``u``" (aliases by their
-    definitions, eliminated symbols by their values) satisfies the constraints ``cs``
-    (over the symbols ``syms``; canonical forms, domains included).  Pure Python
-    evaluation: each is a model found without the solver."""
-    rels = _uniform_rels(store, cs, syms)
+    definitions, eliminated symbols by their values) satisfies a group's constraints
+    (``rels``, their ``_uniform_rels``; domains included).  Pure Python evaluation: each
+    is a model found without the solver."""
     out = set()
     for u in us:
         try:
@@ -516,9 +515,10 @@ class _GroupSearch:
                         if x in input_set and x not in store.subst]
         floors = {store.lower_bound(x) or 0 for x in self.targets}
         floor = min(floors) if len(floors) == 1 else None
-        free = _uniform_free(store, cs, self.syms, [u for u in (_HUGE, floor, _UNIFORM_NO_DIV) if u is not None])
+        self.rels = _uniform_rels(store, cs, self.syms)
+        free = _uniform_free(store, self.rels, [u for u in (_HUGE, floor, _UNIFORM_NO_DIV) if u is not None])
         if not free >= {_HUGE, _UNIFORM_NO_DIV} or floor not in free:
-            self.loose = _loose_inputs(store, _uniform_rels(store, cs, self.syms), self.targets)
+            self.loose = _loose_inputs(store, self.rels, self.targets)
         else:
             self.loose = frozenset()
         self.free_hi = _HUGE in free
@@ -553,7 +553,10 @@ class _GroupSearch:
         cone = self.cs
         hi = lo = None
         hi_group = self.target_set if self.free_hi else None     # (made once: O(n) per symbol was O(n**2))
-        if not (self.free_hi and self.free_lo and self.free_div):
+        known = self._attained(s)
+        if known is not None:
+            lo, hi = known
+        elif not (self.free_hi and self.free_lo and self.free_div):
             sv = self.solver()
             if self.unsat:
                 return
@@ -593,6 +596,28 @@ class _GroupSearch:
             _conditional_upper(out, st, self.solver(), cone, s, self.solver().terms.var(s.name), inputs)
         if not self.free_div and (hi is None or hi > 1):
             self._divisibility(out, s, lo, hi)
+
+    def _attained(self, s):
+        """``(lo, hi)`` of ``s`` found without the solver, or None.  Where the group's only
+        open questions are bounds of ``s`` that the fast path already entails (``batch > 0``
+        gives ``batch >= 1``), each is attained when "every symbol is that bound" is a
+        model of the group: what ``_lower`` / ``_upper`` would answer, asked of Z3 with
+        ``known_lo`` / ``known_hi``.  (A bound past ``BIG`` is the solver's to judge; a group
+        without uniform divisibility needs the solver anyway.)"""
+        if not self.free_div or (self.free_lo and self.free_hi):
+            return None
+        st = self.store
+        known_lo, known_hi = st.interval(s)
+        lo = hi = None
+        if not self.free_lo:
+            if not (known_lo > (st.lower_bound(s) or 0) and st.holds_at(self.rels, known_lo)):
+                return None
+            lo = known_lo
+        if not self.free_hi:
+            if not (known_hi <= BIG and st.holds_at(self.rels, known_hi)):
+                return None
+            hi = known_hi
+        return lo, hi
 
     def _with_all_others(self, s, group) -> bool:
         """Was ``s`` witnessed huge in a model where every other input dim of the group

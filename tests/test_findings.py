@@ -446,3 +446,84 @@ def test_a_relation_that_limits_the_input_is_still_found():
     specs, not_searched = specializations(st)
     assert [s.relation for s in specs] == ["height >= 6"] and not_searched == []
     assert "width" not in not_searched
+
+
+# ---------------------------------------------------------------- bounds one constraint forces, without the solver
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as hs  # noqa: E402
+
+# a relation over one input dim ``x``, as a plain description (built again for each store):
+# (term kind, its constant, comparison, right side, form, extra constant)
+_specs = hs.tuples(hs.sampled_from(["x", "min", "floordiv", "minus"]), hs.integers(1, 40),
+                   hs.sampled_from(["==", "!=", "<=", "<", ">=", ">"]), hs.integers(0, 40),
+                   hs.sampled_from(["atom", "broadcast", "or"]), hs.integers(0, 40))
+
+
+def _relation(x, spec):
+    """The shapes rules emit: a bound, a broadcast disjunction against a clamp, a non-zero
+    requirement, a disjunction of a bound and a value."""
+    from smtshape import expr as E
+    from smtshape.constraints import Or, Rel
+    kind, c, op, rhs, form, k = spec
+    t = {"x": x, "min": E.smin(c, x), "floordiv": E.floordiv(x, 1 + c % 4), "minus": E.add(x, -(c % 4))}[kind]
+    if form == "broadcast":
+        return Or((Rel("==", x, t), Rel("==", x, 1), Rel("==", t, 1)))
+    a = Rel(op, t, rhs)
+    return a if form == "atom" else Or((a, Rel("==", x, k)))
+
+
+def _findings_of(specs, *, solver_only: bool):
+    from smtshape.constraints import Provenance
+    from smtshape.findings import _GroupSearch, specializations
+    from smtshape.store import Store
+    from smtshape.store.explain import Explanations
+    st = Store()
+    x = st.declare("x", "input", Provenance("", "input", "input.dim", "x"))
+    for i, spec in enumerate(specs):
+        st.add(_relation(x, spec), Provenance(f"n{i}", "Op", "test.rule", "test"))
+    st.check()                  # (as the analysis does before its findings)
+    saved = _GroupSearch._attained, Explanations._alone
+    if solver_only:
+        _GroupSearch._attained = lambda self, s: None
+        Explanations._alone = lambda self, relation, cands: None
+    try:
+        specs_found, not_searched = specializations(st)
+    finally:
+        _GroupSearch._attained, Explanations._alone = saved
+    return st, specs_found, not_searched
+
+
+_BOUND_HOLDS = {"lower": lambda v, b: v >= b, "upper": lambda v, b: v <= b, "equal": lambda v, b: v == b}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hs.lists(_specs, min_size=1, max_size=3))
+def test_bounds_found_without_the_solver_are_the_solvers_and_their_one_constraint_implies_them(specs):
+    """The findings' Z3-free path (``_GroupSearch._attained``: a bound the fast path entails,
+    attained at a uniform model; ``Explanations._alone``: one constraint alone implies it)
+    finds what the solver's search finds, and every explanation it gives implies its
+    finding at every point where the explanation holds (brute force over 0..299)."""
+    from smtshape.store.basics import holds
+    st, fast, ns = _findings_of(specs, solver_only=False)
+    if st.conflicts:
+        return
+    _, slow, ns2 = _findings_of(specs, solver_only=True)
+    assert [s.relation for s in fast] == [s.relation for s in slow], specs
+    assert ns == ns2 == []
+    for s in fast:
+        if s.kind not in _BOUND_HOLDS:
+            continue
+        core = [c.relation for c in s.constraints]
+        for v in range(300):
+            if all(holds(r, {"x": v}, {}) for r in core):
+                assert _BOUND_HOLDS[s.kind](v, s.bound), (specs, s.relation, [str(r) for r in core], v)
+
+
+def test_bounds_one_constraint_forces_are_found_and_explained_without_the_solver():
+    """The encoders' ``seq <= 128`` (a broadcast against a 128-row table) and ``seq >= 1``
+    (a Reshape's ``seq != 0``): no solver check (each cost a Z3 context and a core)."""
+    st, found, ns = _findings_of([("min", 128, "==", 0, "broadcast", 0), ("x", 0, "!=", 0, "atom", 0)],
+                                 solver_only=False)
+    assert [(s.relation, [c.provenance.node for c in s.constraints]) for s in found] == \
+        [("x >= 1", ["n1"]), ("x <= 128", ["n0"])] and ns == []
+    assert st.findings_checks == 0 and st.z3_checks == 0

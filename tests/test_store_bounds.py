@@ -153,3 +153,39 @@ def test_case_split_on_a_not_equal_branch():
     assert s.z3_checks == 0
     # the split proves nothing false: at batch = 0 the branch must really hold
     assert s.decide(any_of(ne(batch, 0), eq(E.add(q, seq), 0))) is Verdict.UNKNOWN
+
+
+# ---------------------------------------------------------------- one constraint alone (the findings' explanations)
+one_symbol = relations.filter(lambda r: r.symbols() == {X})
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(one_symbol, st.sampled_from([0, 1]))
+def test_bounds_one_relation_forces_alone_hold_at_every_point_of_the_domain(r, floor):
+    """``bounds_alone``: every point of the domain ``x >= floor`` where ``r`` holds lies
+    within the bounds it gives; None may only mean "not read" (or no point holds)."""
+    from smtshape.store.intervals import bounds_alone
+    b = bounds_alone(r, X, floor, {})
+    if b is None:
+        return
+    lo, hi = b
+    assert lo >= floor
+    for v in range(floor, BOX.stop + 200):
+        try:
+            ok = _holds(r, {"x": v}, {})
+        except Exception:
+            continue
+        if ok:
+            assert lo <= v <= hi, f"{r}: bounds_alone gives {lo} <= x <= {hi} from x >= {floor}, but it holds at {v}"
+
+
+def test_bounds_one_relation_forces_alone():
+    from smtshape.store.intervals import bounds_alone
+    m = E.smin(128, X)
+    assert bounds_alone(any_of(eq(X, m), eq(X, 1), eq(m, 1)), X, 0, {}) == (0, 128)   # (0 == min(128, 0))
+    assert bounds_alone(any_of(eq(X, 128), eq(X, 1)), X, 0, {}) == (1, 128)
+    assert bounds_alone(ne(X, 0), X, 0, {}) == (1, float("inf"))
+    assert bounds_alone(gt(X, 0), X, 0, {}) == (1, float("inf"))
+    assert bounds_alone(ne(X, 0), X, 1, {}) == (1, float("inf"))
+    assert bounds_alone(le(E.add(E.floordiv(X, 2), 1), X), X, 0, {}) == (1, float("inf"))  # scanned: 0 fails
+    assert bounds_alone(eq(E.mul(X, Y), 4), X, 0, {}) is None       # (two symbols: not read)

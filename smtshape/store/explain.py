@@ -13,10 +13,12 @@ relations as written, with each symbol's domain.
 from __future__ import annotations
 
 from ..constraints import Conflict, Rel
+from ..lazy import sympy
 from ..lazyz3 import z3
 from ..printing import show
 from ..z3bridge import Untranslatable
 from .groups import cone
+from .intervals import bounds_alone
 from .solver import Solver
 
 
@@ -111,11 +113,36 @@ class Explanations:
     def entailment(self, relation, candidates) -> list:
         """A minimal subset of ``candidates`` (constraints) that, with the domain, implies
         ``relation`` (the substitutions they rest on included); [] when they do not (or
-        undecided)."""
+        undecided).  One constraint that alone forces a one-symbol bound is found without
+        Z3 (``_alone``); any other case asks a tracked solver for a minimal core."""
         cands = list(candidates)
+        c = self._alone(relation, cands)
+        if c is not None:
+            return [c]
         ids = set()
         for c in cands:
             ids |= self._fast.why_rel(c.relation)
         ids |= self._fast.why_rel(relation)
         extra = [self._constraints[i] for i in sorted(ids) if self._constraints[i] not in cands]
         return self.core(cands + extra, relation)
+
+    def _alone(self, relation, cands):
+        """The first of ``cands`` that implies the bound ``relation`` (``x >= k`` or ``x <= k``)
+        on its own with ``x``'s domain, shown by ``intervals.bounds_alone``, when the domain
+        alone does not imply it: then it is a minimal subset (one of several, perhaps: a
+        solver's core may name another).  Only a constraint over ``x``
+        alone and resting on no substitution; None when there is none (or it is not shown)."""
+        if not (isinstance(relation, Rel) and relation.op in (">=", "<=") and isinstance(relation.rhs, int)
+                and isinstance(relation.lhs, sympy.Symbol)):
+            return None
+        x, k = relation.lhs, relation.rhs
+        floor = self._symbols.lower_bound(x)
+        if floor is None or (relation.op == ">=" and floor >= k):
+            return None
+        for c in cands:
+            if c.relation.symbols() != {x} or self._fast.why_rel(c.relation):
+                continue
+            b = bounds_alone(c.relation, x, floor, self._fast.definitions)
+            if b is not None and (b[0] >= k if relation.op == ">=" else b[1] <= k):
+                return c
+        return None

@@ -292,6 +292,43 @@ class Intervals:
 _FALSE = object()      # (_fact_bounds: a relation no integer point satisfies)
 
 
+def bounds_alone(r, x, floor: int, definitions) -> tuple | None:
+    """``(lo, hi)``: bounds that relation ``r`` over the one symbol ``x`` forces on ``x``
+    with the domain ``x >= floor`` and no other fact; None when ``r`` cannot hold there
+    or is not one this reads.  The steps ``note_bounds`` takes for one fact, from the
+    domain's interval alone: the bounds ``r`` puts on ``x`` (a disjunction by the hull of
+    its branches), a ``!=`` at the domain's end, and the points at the low end where
+    ``r`` fails, each evaluated exactly (at most ``_SCAN``).  Each end is entailed by
+    ``r`` and the domain (sound), perhaps not the tightest.  The findings' explanations
+    use it to show that one constraint alone forces a bound, without Z3."""
+    if r.symbols() != {x}:
+        return None
+    lo, hi = floor, INF
+    if isinstance(r, Rel) and r.op == "!=":
+        b = _linear_bound(r.lhs, r.rhs, "==")
+        if b is not None and b is not _FALSE:
+            (t, (v, _)), = b.items()
+            if t == x and v == lo:
+                lo += 1
+    else:
+        b = _fact_bounds(r)
+        if b is _FALSE:
+            return None
+        if b and x in b:
+            lo, hi = max(lo, b[x][0]), min(hi, b[x][1])
+    for _ in range(Intervals._SCAN):
+        if lo > hi:
+            return None
+        try:
+            ok = holds(r, {x.name: lo}, definitions)
+        except Exception:
+            return None
+        if ok:
+            break
+        lo += 1                   # (r fails at lo: every point below the next is cut off)
+    return lo, hi
+
+
 def _fact_bounds(r):
     """{term: (lo, hi)} that relation ``r`` (canonical) forces, for the terms it bounds
     on its own; ``_FALSE`` when it cannot hold; None when it bounds nothing."""
