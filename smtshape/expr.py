@@ -160,21 +160,155 @@ def mul(a, b) -> Expr:
 # same (a, b) pairs recur across layers, so results are interned here.
 @lru_cache(maxsize=65536)
 def _add(a, b):
-    return norm(to_sympy(a) + to_sympy(b))
+    s = linear_sum(((a, 1), (b, 1)))
+    return norm(to_sympy(a) + to_sympy(b)) if s is None else s
 
 
 @lru_cache(maxsize=65536)
 def _sub(a, b):
-    return norm(to_sympy(a) - to_sympy(b))
+    s = linear_sum(((a, 1), (b, -1)))
+    return norm(to_sympy(a) - to_sympy(b)) if s is None else s
+
+
+def linear_sum(parts):
+    """The sum of ``c * e`` over ``parts`` (``(e, c)``, ``c`` an int) as sympy's ``Add``
+    makes it, the same object built without ``Add.flatten``: or None when a term is one
+    ``_collect`` does not read.  (sympy's first ``Add.flatten`` in a process imports
+    ``sympy.tensor``, about 60 ms of a cold start, and most models' sums are linear forms.)
+    Like terms are collected, then sorted by sympy's canonical key with the constant
+    first, as ``Add.flatten`` does: ``tests/test_expr.py`` checks the result against
+    ``Add`` itself."""
+    got = _collect(parts)
+    if got is None:
+        return None
+    const, terms = got
+    seq = []
+    for t, k in terms.items():
+        if k == 0:
+            continue
+        if k == 1:
+            seq.append(t)
+        elif t.is_Mul:
+            seq.append(t._new_rawargs(sympy.Integer(k), *t.args))
+        else:
+            seq.append(sympy.Mul(sympy.Integer(k), t))
+    seq.sort(key=_args_sortkey())
+    if not seq:
+        return const
+    if const:
+        seq.insert(0, sympy.Integer(const))
+    if len(seq) == 1:
+        return seq[0]
+    return sympy.Add._exec_constructor_postprocessors(sympy.Add._from_args(seq, True))
+
+
+def _collect(parts):
+    """``(constant, {term: coefficient})`` of the sum of ``c * e`` over ``parts``, or None.
+    The terms read: ints and Integers, and products ``k * t`` (``Mul.as_coeff_Mul``) of an
+    Integer ``k`` and a term ``t`` that is no number, sum or power (a symbol, a product of
+    them, FloorDiv, Min, Piecewise ...); a sum is read term by term."""
+    const = 0
+    terms: dict = {}
+    todo = list(parts)
+    while todo:
+        e, c = todo.pop()
+        if isinstance(e, int):
+            const += c * e
+            continue
+        if isinstance(e, sympy.Integer):
+            const += c * int(e)
+            continue
+        if isinstance(e, sympy.Add):
+            todo += [(a, c) for a in e.args]      # (the order of collection does not show)
+            continue
+        if isinstance(e, sympy.Mul):
+            k, t = e.as_coeff_Mul()
+            if not isinstance(k, sympy.Integer):
+                return None
+            k = int(k)
+        else:
+            k, t = 1, e
+        if t.is_Number or t.is_Add or t.is_Pow or not t.is_commutative or not isinstance(t, sympy.Expr):
+            return None
+        terms[t] = terms.get(t, 0) + c * k
+    return const, terms
+
+
+def linear_terms(e):
+    """``(constant, {term: coefficient})`` of ``e`` read as a sum (``_collect``), or None."""
+    return (e, {}) if isinstance(e, int) else _collect(((e, 1),))
+
+
+def linear_range(e) -> tuple | None:
+    """``(lo, hi)``, the exact range of ``e`` when it is a linear form over dim symbols
+    (``symbol``: any value >= 0) and value symbols (``value_symbol``: any integer), or None
+    for any other term.  The symbols are free and independent, so the range is the
+    constant, widened to infinity on each side some term can move it to: ``e >= 0`` is
+    provable exactly when ``lo >= 0``.  (What sympy's assumptions answer for these terms,
+    without building a sum: ``tests/test_expr.py``.)"""
+    got = linear_terms(e)
+    if got is None:
+        return None
+    const, terms = got
+    lo = hi = const
+    for t, k in terms.items():
+        if k == 0:
+            continue
+        kind = _symbol_kind(t)
+        if kind is None:
+            return None
+        if kind == "value" or k < 0:
+            lo = -INF
+        if kind == "value" or k > 0:
+            hi = INF
+    return lo, hi
+
+
+INF = float("inf")
+
+
+def _symbol_kind(t) -> str | None:
+    """"dim" for a symbol made by ``symbol``, "value" for one made by ``value_symbol``."""
+    if not isinstance(t, sympy.Symbol):
+        return None
+    a = t.assumptions0
+    if a == _dim_assumptions():
+        return "dim"
+    if a == _value_assumptions():
+        return "value"
+    return None
+
+
+@lru_cache(maxsize=None)
+def _dim_assumptions() -> dict:
+    return symbol("_").assumptions0
+
+
+@lru_cache(maxsize=None)
+def _value_assumptions() -> dict:
+    return value_symbol("_").assumptions0
+
+
+@lru_cache(maxsize=None)
+def _args_sortkey():
+    from sympy.core.basic import _args_sortkey as key
+    return key
 
 
 @lru_cache(maxsize=65536)
 def _mul(a, b):
+    if isinstance(a, int) or isinstance(b, int):      # (a number times a sum distributes)
+        s = linear_sum(((b, a),) if isinstance(a, int) else ((a, b),))
+        if s is not None:
+            return s
     return norm(to_sympy(a) * to_sympy(b))
 
 
 def neg(a) -> Expr:
-    return -a if isinstance(a, int) else norm(-a)
+    if isinstance(a, int):
+        return -a
+    s = linear_sum(((a, -1),))
+    return norm(-a) if s is None else s
 
 
 def prod(items) -> Expr:
@@ -204,7 +338,8 @@ def total(items) -> Expr:
         return const
     if len(syms) == 1:
         return add(syms[0], const)
-    return norm(sympy.Add(*syms, sympy.Integer(const)))
+    s = linear_sum([(x, 1) for x in syms] + [(const, 1)])
+    return norm(sympy.Add(*syms, sympy.Integer(const))) if s is None else s
 
 
 @lru_cache(maxsize=65536)
@@ -245,12 +380,26 @@ def _max(a, b):
 
 def _lattice(cls, a, b, first_if):
     sa, sb = to_sympy(a), to_sympy(b)
+    if _plain(a) and _plain(b):
+        # two linear forms over free symbols: ordered exactly when their difference has a
+        # sign, as sympy's evaluation finds; otherwise both kept, as sympy keeps them
+        lo, hi = linear_range(linear_sum(((b, 1), (a, -1))))
+        if lo >= 0:                                  # a <= b
+            return a if cls is sympy.Min else b
+        if hi <= 0:                                  # b <= a
+            return b if cls is sympy.Min else a
+        return cls(sa, sb, evaluate=False)
     if size(a) + size(b) <= _EVAL_MINMAX_OPS:
         return norm(cls(sa, sb))
     d = sb - sa                     # (a number when the two differ by a constant)
     if d.is_Number:
         return norm(sa if first_if(d) else sb)
     return norm(cls(sa, sb, evaluate=False))
+
+
+def _plain(e) -> bool:
+    """A linear form over dim and value symbols (``linear_range`` reads it)?"""
+    return linear_range(e) is not None
 
 
 @lru_cache(maxsize=65536)

@@ -79,3 +79,74 @@ def test_min_max_of_big_terms_keep_their_value(k, xv, yv):
     assert E.eval_int(E.smax(a, b), env) == max(va, vb)
     c = E.add(a, k)                          # differs from a by the number k
     assert E.smin(a, c) == (a if k >= 0 else c) and E.smax(a, c) == (c if k >= 0 else a)
+
+
+# ---------------------------------------------------------------- sums, signs and min / max without sympy's Add
+import sympy  # noqa: E402
+
+_X, _Y, _Z = E.symbol("x"), E.symbol("y"), E.symbol("z")
+_V = E.value_symbol("v")
+
+
+def _atoms():
+    return st.sampled_from([_X, _Y, _Z, _V, E.floordiv(_X, 3), E.smin(7, _Y), E.mul(_X, _Y),
+                            E.bcast(_X, _Z), sympy.Piecewise((_X, sympy.Ge(_Y, 2)), (_Z, True))])
+
+
+_linear = st.builds(lambda k, terms: sum((c * t for c, t in terms), sympy.Integer(k)),
+                    st.integers(-20, 20), st.lists(st.tuples(st.integers(-3, 3), _atoms()), max_size=4))
+_plain_linear = st.builds(lambda k, terms: sum((c * t for c, t in terms), sympy.Integer(k)),
+                          st.integers(-20, 20),
+                          st.lists(st.tuples(st.integers(-3, 3), st.sampled_from([_X, _Y, _Z, _V])), max_size=4))
+
+
+def _same(a, b):
+    """The same term, to the last argument (not only equal): what sympy would have built."""
+    a, b = E.norm(a), E.norm(b)
+    assert type(a) is type(b) and (a == b) and (isinstance(a, int) or sympy.srepr(a) == sympy.srepr(b)), (a, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_linear, _linear, st.integers(-4, 4))
+def test_sums_built_without_flatten_are_sympys_own(a, b, k):
+    """``add`` / ``sub`` / ``neg`` / ``mul`` by a number / ``total`` build a linear form
+    themselves (``linear_sum``): each is the very term sympy's ``Add`` / ``Mul`` make."""
+    a, b = E.norm(a), E.norm(b)
+    _same(E._add.__wrapped__(a, b), E.to_sympy(a) + E.to_sympy(b))
+    _same(E._sub.__wrapped__(a, b), E.to_sympy(a) - E.to_sympy(b))
+    _same(E.neg(a), -E.to_sympy(a))
+    _same(E._mul.__wrapped__(a, k), E.to_sympy(a) * k)
+    _same(E.total([a, b, k]), sympy.Add(E.to_sympy(a), E.to_sympy(b), sympy.Integer(k)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_plain_linear)
+def test_the_range_of_a_linear_form_is_what_sympys_assumptions_prove(e):
+    """``linear_range``: ``e >= 0`` / ``e < 0`` / ``e <= 0`` provable exactly when sympy's
+    assumptions prove it (``ops/values.known_sign`` reads it in their place)."""
+    e = E.norm(e)
+    lo, hi = E.linear_range(e)
+    s = E.to_sympy(e)
+    assert (lo >= 0) == (s.is_nonnegative is True), (e, lo, hi)
+    assert (hi < 0) == (s.is_negative is True), (e, lo, hi)
+    assert (hi <= 0) == (s.is_nonpositive is True), (e, lo, hi)
+    assert (lo > 0) == (s.is_positive is True), (e, lo, hi)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_plain_linear, _plain_linear)
+def test_min_max_of_linear_forms_are_sympys_own(a, b):
+    """Two linear forms over free symbols: ``smin`` / ``smax`` order them exactly when
+    sympy's evaluation does, and otherwise keep the same term sympy keeps."""
+    a, b = E.norm(a), E.norm(b)
+    if isinstance(a, int) and isinstance(b, int) or a == b:
+        return
+    _same(E._min.__wrapped__(a, b), sympy.Min(E.to_sympy(a), E.to_sympy(b)))
+    _same(E._max.__wrapped__(a, b), sympy.Max(E.to_sympy(a), E.to_sympy(b)))
+
+
+def test_a_term_the_sum_does_not_read_falls_back_to_sympy():
+    assert E.linear_sum([(sympy.Rational(1, 2) * _X, 1)]) is None
+    assert E.linear_sum([(_X ** 2, 1)]) is None
+    assert E.linear_range(E.floordiv(_X, 3)) is None
+    _same(E.add(_X ** 2, _X), _X ** 2 + _X)

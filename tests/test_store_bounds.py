@@ -189,3 +189,22 @@ def test_bounds_one_relation_forces_alone():
     assert bounds_alone(ne(X, 0), X, 1, {}) == (1, float("inf"))
     assert bounds_alone(le(E.add(E.floordiv(X, 2), 1), X), X, 0, {}) == (1, float("inf"))  # scanned: 0 fails
     assert bounds_alone(eq(E.mul(X, Y), 4), X, 0, {}) is None       # (two symbols: not read)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.integers(-5, 5), st.lists(st.tuples(st.integers(-3, 3), st.sampled_from(
+    [X, Y, E.smin(128, X), E.smax(1, X), E.smin(3, Y), E.smin(X, Y), E.floordiv(E.smin(128, X), 2)])), max_size=4))
+def test_ordering_min_max_in_a_sum_is_sympys_replace(k, terms):
+    """``Intervals._ordered_minmax`` on a sum whose min / max are its own terms rebuilds it
+    itself: the very term sympy's ``replace`` gives (the fallback, for any other term)."""
+    import sympy
+    st_ = Store()
+    x, y = st_.declare("x", "input", P()), st_.declare("y", "input", P())
+    st_.add(le(x, 100), P())
+    st_.add(ge(y, 5), P())
+    st_.check()
+    iv = st_._backend._intervals
+    e = E.norm(sum((c * t for c, t in terms), sympy.Integer(k)))
+    got = iv._ordered_minmax(e)
+    want = e if isinstance(e, int) else E.norm(e.replace(lambda t: isinstance(t, (sympy.Min, sympy.Max)), iv._ordered))
+    assert got == want and (isinstance(got, int) or sympy.srepr(got) == sympy.srepr(want)), (e, got, want)

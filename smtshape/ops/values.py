@@ -15,6 +15,7 @@ import math
 
 from ..lazy import numpy as np
 
+from .. import expr as E
 from ..constraints import ge, lt
 from ..context import MAX_VALUE_ELEMENTS, element_kind
 from ..printing import show
@@ -44,8 +45,9 @@ def is_expr(v) -> bool:
 def known_sign(e) -> str | None:
     """'nonneg' / 'neg' from the number or sympy's assumptions alone (no question asked),
     else None."""
-    if isinstance(e, int):
-        return "nonneg" if e >= 0 else "neg"
+    r = E.linear_range(e)           # (a linear form's sign without sympy's assumptions)
+    if r is not None:
+        return "nonneg" if r[0] >= 0 else "neg" if r[1] < 0 else None
     if e.is_nonnegative is True:
         return "nonneg"
     if e.is_negative is True:

@@ -39,19 +39,31 @@ class Intervals:
     def _ordered_minmax(self, e):
         """``e`` with each Min / Max whose arguments the intervals order replaced by the
         smaller / larger one (``min(128, seq)`` is ``seq`` once ``seq <= 128`` is a fact)."""
-        def pick(x):
-            args = [E.norm(a) for a in x.args]
-            if len(args) != 2:
-                return x
-            (alo, ahi), (blo, bhi) = self.interval(args[0]), self.interval(args[1])
-            small, large = (args[0], args[1]) if ahi <= blo else (args[1], args[0]) if bhi <= alo else (None, None)
-            if small is None:
-                return x
-            return E.to_sympy(small if isinstance(x, sympy.Min) else large)
+        got = E.linear_terms(e)
+        if got is not None and all(not E.has_minmax(a) for t in got[1] for a in t.args):
+            # a sum whose min / max are its own terms: each picked, the sum made again
+            # without sympy's Add (what ``replace`` below gives, at a fraction of its cost)
+            const, terms = got
+            s = E.linear_sum([(self._ordered(t) if isinstance(t, (sympy.Min, sympy.Max)) else t, k)
+                              for t, k in terms.items()] + [(const, 1)])
+            if s is not None:
+                return E.norm(s)
         try:
-            return E.norm(e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), pick))
+            return E.norm(e.replace(lambda x: isinstance(x, (sympy.Min, sympy.Max)), self._ordered))
         except Exception:
             return e
+
+    def _ordered(self, x):
+        """A two-argument Min / Max ``x``: its smaller / larger argument when the intervals
+        order them, else ``x``."""
+        args = [E.norm(a) for a in x.args]
+        if len(args) != 2:
+            return x
+        (alo, ahi), (blo, bhi) = self.interval(args[0]), self.interval(args[1])
+        small, large = (args[0], args[1]) if ahi <= blo else (args[1], args[0]) if bhi <= alo else (None, None)
+        if small is None:
+            return x
+        return E.to_sympy(small if isinstance(x, sympy.Min) else large)
 
     def interval(self, e) -> tuple:
         """(lo, hi) with +-inf for unbounded; from the domain, declared upper bounds and base facts."""
