@@ -18,7 +18,11 @@ All four divide only by a positive divisor: the rule that builds one emits
 so ``FloorDiv(x, 2)`` is not ``floor(x/2)`` and costs tens of microseconds.
 
 The helpers ``add``, ``sub``, ``mul``, ``floordiv``, ... short-cut ints and
-intern results, so building the same expression twice is a dict lookup.
+intern results, so building the same expression twice is a dict lookup.  Sums of
+linear forms (``linear_sum``), their signs (``linear_range``) and min / max of two
+of them are made here as sympy would make them, without sympy's ``Add.flatten``
+(whose first call imports ``sympy.tensor``: a cold start's largest cost after sympy
+itself); any other term goes to sympy.
 
 sympy is imported only when the first symbolic term is built: ``sympy`` here is a
 stand-in (``lazy.py``) and the four function classes live in ``symbolic.py``, read as
