@@ -250,7 +250,12 @@ def linear_range(e) -> tuple | None:
     constant, widened to infinity on each side some term can move it to: ``e >= 0`` is
     provable exactly when ``lo >= 0``.  (What sympy's assumptions answer for these terms,
     without building a sum: ``tests/test_expr.py``.)"""
-    got = linear_terms(e)
+    return (e, e) if isinstance(e, int) else _linear_range(e)
+
+
+@lru_cache(maxsize=65536)
+def _linear_range(e):
+    got = _collect(((e, 1),))
     if got is None:
         return None
     const, terms = got
