@@ -43,8 +43,8 @@ def is_expr(v) -> bool:
 # ``bounds.py`` (an upper bound's proof after the walk: intervals only, never a question).
 
 def known_sign(e) -> str | None:
-    """'nonneg' / 'neg' from the number or sympy's assumptions alone (no question asked),
-    else None."""
+    """'nonneg' / 'neg' from the number, a linear form's exact range (``expr.linear_range``)
+    or sympy's assumptions alone (no question asked), else None."""
     r = E.linear_range(e)           # (a linear form's sign without sympy's assumptions)
     if r is not None:
         return "nonneg" if r[0] >= 0 else "neg" if r[1] < 0 else None
