@@ -217,3 +217,20 @@ def test_findings_one_constraint_forces_need_no_solver(tmp_path):
                      "text = out.getvalue() + err.getvalue()\n"
                      "assert code == 0 and 'S >= 1' in text and 'S <= 128' in text, (code, text)", str(p))
     assert "z3" not in got, got
+
+
+def test_linear_dims_never_run_sympys_add_flatten(tmp_path):
+    """Sums, signs and min / max of linear forms are made without ``Add.flatten``, whose
+    first call in a process imports ``sympy.tensor`` and ``sympy.combinatorics`` (about
+    60 ms, the largest cost of a cold check after sympy itself): a check of the models
+    here (sums of dims, a broadcast against a table, the findings) imports neither."""
+    for make in (_model, _exporter_model, _bounded_model):
+        p = tmp_path / f"{make.__name__}.onnx"
+        make(p)
+        r = _run("import io, contextlib, sys, smtshape.cli\n"
+                 "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+                 "    code = smtshape.cli.main(['check', sys.argv[1]])\n"
+                 "print(code, 'sympy' in sys.modules, 'sympy.tensor.tensor' in sys.modules, "
+                 "'sympy.combinatorics' in sys.modules)", str(p))
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.split() == ["0", "True", "False", "False"], (make.__name__, r.stdout)
