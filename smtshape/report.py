@@ -374,6 +374,7 @@ class Progress:
         self._closed = False
         self._timer = None
         self._poll = None
+        self._shown = False            # (before the timer starts: its thread may show the bar at once)
         if enabled:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, \
@@ -387,7 +388,6 @@ class Progress:
             self._timer = threading.Timer(delay, self._show)
             self._timer.daemon = True
             self._timer.start()
-        self._shown = False
 
     def _show(self):
         with self._lock:

@@ -138,3 +138,32 @@ def test_progress_bar_on_a_terminal_stderr_only(tmp_path):
     with report.Progress(True, delay=5.0, stream=TTY()) as pr:   # quick work: nothing shown
         pr.phase("x", 3)()
         assert not pr._shown
+
+
+def test_a_bar_shown_at_once_still_follows_its_phases(monkeypatch):
+    """The timer's thread may show the bar before the constructor returns (delay 0, a busy
+    machine): the bar must still follow every phase.  (``_shown`` was set False after the
+    timer started, so a bar shown at once stayed at its first frame: a flaky failure of the
+    test above on a clean clone.)  Here the timer runs its function inside ``start``."""
+    class AtOnce:
+        def __init__(self, delay, fn):
+            self.fn = fn
+            self.daemon = False
+
+        def start(self):
+            self.fn()
+
+        def cancel(self):
+            pass
+
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+    monkeypatch.setattr(report.threading, "Timer", AtOnce)
+    err = TTY()
+    with report.Progress(True, delay=0.0, stream=err) as pr:
+        assert pr._shown
+        pr.phase("walking the graph", 4)()
+        pr.done()
+        pr._bar.refresh()
+        assert "walking the graph" in err.getvalue()
