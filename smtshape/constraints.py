@@ -12,7 +12,6 @@ rule that emitted it and a sentence a person can read.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Union
 
 from . import expr as E
@@ -32,20 +31,69 @@ _NEGATE = {"==": "!=", "!=": "==", "<=": ">", "<": ">=", ">=": "<", ">": "<="}
 
 def _kept_symbols(rel, make) -> frozenset:
     """``rel``'s symbols, made once and kept on it: a long chain's relations are asked for
-    them many times, and each union is as long as the chain.  Not a field, so equality and
-    hashing stay those of the relation's parts."""
-    out = rel.__dict__.get("_symbols")
+    them many times, and each union is as long as the chain.  Not a part of the relation,
+    so equality and hashing stay those of its parts."""
+    out = rel._symbols
     if out is None:
-        out = make()
-        object.__setattr__(rel, "_symbols", out)
+        out = rel._symbols = make()
     return out
 
 
-@dataclass(frozen=True)
-class Rel:
-    op: str
-    lhs: object
-    rhs: object
+class _Frozen:
+    """A relation or provenance: a value compared and hashed by its parts (``_parts``),
+    never changed once made.  (Plain classes with slots: a dataclass costs about
+    0.7 ms to define, and these are defined by every cold start.)"""
+
+    __slots__ = ()
+    _parts = ()
+
+    def _key(self) -> tuple:
+        return tuple([getattr(self, f) for f in self._parts])
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __ne__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() != other._key()
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__qualname__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._parts)})"
+
+    def __setattr__(self, name, value):
+        if name != "_symbols":
+            raise AttributeError(f"cannot assign to field {name!r} of {self.__class__.__name__}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r} of {self.__class__.__name__}")
+
+    def __reduce__(self):
+        return (self.__class__, self._key())      # (``_key`` is the constructor's arguments)
+
+
+class Rel(_Frozen):
+    """``lhs op rhs``: ``op`` one of ``==  !=  <=  <  >=  >``, each side an int or a dim
+    expression."""
+
+    __slots__ = ("op", "lhs", "rhs", "_symbols")
+    _parts = ("op", "lhs", "rhs")
+
+    def __init__(self, op: str, lhs, rhs):
+        _set = object.__setattr__
+        _set(self, "op", op)
+        _set(self, "lhs", lhs)
+        _set(self, "rhs", rhs)
+        _set(self, "_symbols", None)
+
+    def _key(self) -> tuple:
+        return (self.op, self.lhs, self.rhs)
 
     def map(self, f: Callable) -> "Relation":
         return Rel(self.op, f(self.lhs), f(self.rhs))
@@ -72,9 +120,16 @@ class Rel:
         return f"{show(self.lhs)} {self.op} {show(self.rhs)}"
 
 
-@dataclass(frozen=True)
-class Or:
-    args: tuple
+class Or(_Frozen):
+    __slots__ = ("args", "_symbols")
+    _parts = ("args",)
+
+    def __init__(self, args: tuple):
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "_symbols", None)
+
+    def _key(self) -> tuple:
+        return (self.args,)
 
     def map(self, f):
         return Or(tuple(a.map(f) for a in self.args))
@@ -97,9 +152,16 @@ class Or:
         return " or ".join(_paren(a) for a in self.args)
 
 
-@dataclass(frozen=True)
-class And:
-    args: tuple
+class And(_Frozen):
+    __slots__ = ("args", "_symbols")
+    _parts = ("args",)
+
+    def __init__(self, args: tuple):
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "_symbols", None)
+
+    def _key(self) -> tuple:
+        return (self.args,)
 
     def map(self, f):
         return And(tuple(a.map(f) for a in self.args))
@@ -122,9 +184,16 @@ class And:
         return " and ".join(_paren(a) for a in self.args)
 
 
-@dataclass(frozen=True)
-class Not:
-    arg: object
+class Not(_Frozen):
+    __slots__ = ("arg", "_symbols")
+    _parts = ("arg",)
+
+    def __init__(self, arg):
+        object.__setattr__(self, "arg", arg)
+        object.__setattr__(self, "_symbols", None)
+
+    def _key(self) -> tuple:
+        return (self.arg,)
 
     def map(self, f):
         return Not(self.arg.map(f))
@@ -176,14 +245,22 @@ def _paren(r) -> str:
     return f"({r})" if isinstance(r, (Or, And)) else str(r)
 
 
-@dataclass(frozen=True)
 class Violation(Rel):
     """A structural precondition a node breaks (two -1 in a Reshape target, a missing
     required attribute, a dim beyond int64): always false, printed as its text.
-    ``Context.conflict`` records one as a conflict naming the node."""
+    ``Context.conflict`` records one as a conflict naming the node.  ``fix``: what to
+    change in the model, when the rule can say."""
 
-    text: str = ""
-    fix: str = ""          # what to change in the model, when the rule can say
+    __slots__ = ("text", "fix")
+    _parts = ("op", "lhs", "rhs", "text", "fix")
+
+    def __init__(self, op: str, lhs, rhs, text: str = "", fix: str = ""):
+        Rel.__init__(self, op, lhs, rhs)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "fix", fix)
+
+    def _key(self) -> tuple:
+        return (self.op, self.lhs, self.rhs, self.text, self.fix)
 
     def map(self, f: Callable) -> "Relation":
         return self
@@ -234,14 +311,24 @@ def all_of(*rels) -> Relation:
     return rels[0] if len(rels) == 1 else And(tuple(rels))
 
 
-@dataclass(frozen=True)
-class Provenance:
-    """Where a constraint or symbol came from."""
+class Provenance(_Frozen):
+    """Where a constraint or symbol came from: ``node`` (its name; "" for assumptions
+    and the domain), ``op_type`` (or "assumption" / "annotation" / "domain" / "input"),
+    ``rule`` (a short rule id, e.g. "matmul.inner", "concat.sum") and ``message`` (a
+    sentence a person can read)."""
 
-    node: str          # node name ("" for assumptions and the domain)
-    op_type: str       # op type, or "assumption" / "annotation" / "domain" / "input"
-    rule: str          # short rule id, e.g. "matmul.inner", "concat.sum"
-    message: str       # a sentence a person can read
+    __slots__ = ("node", "op_type", "rule", "message")
+    _parts = ("node", "op_type", "rule", "message")
+
+    def __init__(self, node: str, op_type: str, rule: str, message: str):
+        _set = object.__setattr__
+        _set(self, "node", node)
+        _set(self, "op_type", op_type)
+        _set(self, "rule", rule)
+        _set(self, "message", message)
+
+    def _key(self) -> tuple:
+        return (self.node, self.op_type, self.rule, self.message)
 
     def where(self) -> str:
         if self.op_type in ("initializer", "input") and self.node:
@@ -254,42 +341,78 @@ class Provenance:
         return f"{self.where()} [{self.rule}]: {self.message}"
 
 
-@dataclass
 class Constraint:
-    id: int
-    relation: Relation
-    provenance: Provenance
-    kind: str = "rule"        # rule | assumption | declaration (an input's own dim_param) | annotation | domain | definition | bound
-    status: str = "open"      # open | trivial | absorbed | residual | conflict
+    """One stated constraint: its ``id`` in the store, the ``relation``, its
+    ``provenance``, ``kind`` (rule | assumption | declaration (an input's own dim_param) |
+    annotation | domain | definition | bound) and ``status`` (open | trivial | absorbed |
+    residual | conflict).  Compared by its parts; not hashable (the store changes
+    ``status``)."""
+
+    __hash__ = None
+
+    def __init__(self, id: int, relation: Relation, provenance: Provenance, kind: str = "rule",
+                 status: str = "open"):
+        self.id = id
+        self.relation = relation
+        self.provenance = provenance
+        self.kind = kind
+        self.status = status
+
+    def _key(self) -> tuple:
+        return (self.id, self.relation, self.provenance, self.kind, self.status)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"Constraint(id={self.id!r}, relation={self.relation!r}, provenance={self.provenance!r}, "
+                f"kind={self.kind!r}, status={self.status!r})")
 
     def __str__(self) -> str:
         return f"{self.relation}    <- {self.provenance}"
 
 
-@dataclass
 class Conflict:
-    """A set of constraints that cannot hold together.
+    """A set of constraints that cannot hold together: ``relation`` (the relation that
+    cannot hold, as text), ``constraints`` (the Constraint objects of the core),
+    ``values`` (the readable values involved: only those that differ from how they are
+    written, as ``value 3 = 3`` says nothing) and ``detail``.
 
     ``root`` (lines naming where the values involved were introduced: the constant,
     initializer, declaration or earliest node) and ``fix`` (a concrete change that
     removes the conflict) are given by ``explained``, which
-    ``smtshape.conflicts.enrich_conflicts`` calls once per conflict."""
+    ``smtshape.conflicts.enrich_conflicts`` calls once per conflict (``enriched``: it
+    did; not compared).  Compared by its parts; not hashable."""
 
-    relation: str                      # the relation that cannot hold, as text
-    constraints: list = field(default_factory=list)   # Constraint objects in the core
-    values: dict = field(default_factory=dict)        # readable values involved
-    detail: str = ""
-    root: list = field(default_factory=list)
-    fix: str = ""
-    enriched: bool = field(default=False, repr=False, compare=False)   # explained() ran
+    __hash__ = None
+
+    def __init__(self, relation: str, constraints: list | None = None, values: dict | None = None,
+                 detail: str = "", root: list | None = None, fix: str = "", enriched: bool = False):
+        self.relation = relation
+        self.constraints = [] if constraints is None else constraints
+        self.values = {k: v for k, v in (values or {}).items() if str(k) != str(v)}
+        self.detail = detail
+        self.root = [] if root is None else root
+        self.fix = fix
+        self.enriched = enriched
 
     def explained(self, root: list, fix: str) -> None:
         """Its root causes and fix, found after the conflict was (``enrich_conflicts``)."""
         self.root, self.fix, self.enriched = list(root), fix, True
 
-    def __post_init__(self):
-        # ``value 3 = 3`` says nothing: keep only values that differ from how they are written
-        self.values = {k: v for k, v in (self.values or {}).items() if str(k) != str(v)}
+    def _key(self) -> tuple:
+        return (self.relation, self.constraints, self.values, self.detail, self.root, self.fix)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"Conflict(relation={self.relation!r}, constraints={self.constraints!r}, values={self.values!r}, "
+                f"detail={self.detail!r}, root={self.root!r}, fix={self.fix!r})")
 
     @property
     def nodes(self) -> list[str]:

@@ -17,7 +17,6 @@ unknown); it is how Shape -> Gather -> Concat -> Reshape chains resolve.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from . import expr as E
@@ -35,25 +34,47 @@ INT64_MAX = 2 ** 63 - 1
 INT_TYPES = ir.INT_OR_BOOL_TYPES     # (the home is irtypes.py)
 
 
-@dataclass(slots=True, eq=False)
 class TensorInfo:
     """Everything known about one value during inference.  (Compared and hashed by
-    identity: infos are shared between values, never changed once set.)"""
+    identity: infos are shared between values, never changed once set; ``replace``
+    makes a changed copy.)
 
-    shape: tuple | None = None          # dims (int | sympy) or None: rank unknown
-    dtype: Any = None                   # onnx_ir.DataType or None
-    value: tuple | None = None          # flattened known elements (small int/bool tensors)
-    const: np.ndarray | None = None     # the full constant, when the value is an initializer/Constant
-    tensor: Any = None                  # anything with ``numpy()`` (a tensor, a ConstantOfShape's
-                                        # fill): converted to ``const`` on first use
-    seq: "SeqInfo | None" = None        # a sequence / optional value (then shape and dtype are None)
-    # (store.canon_epoch, canonical shape): ``Context.shape``'s memo, valid while no elimination
-    canon: Any = field(default=None, repr=False, compare=False)
-    # (store.canon_epoch, canonical value): ``Context.value_of``'s memo, the same way
-    canon_value: Any = field(default=None, repr=False, compare=False)
-    # (store.canon_epoch, parts table, the number of this input's part of a rule-result
-    # cache key in that table): cache.py's memo
-    cache_key: Any = field(default=None, repr=False, compare=False)
+    ``shape``: dims (int | sympy) or None (rank unknown); ``dtype``: onnx_ir.DataType or
+    None; ``value``: the flattened known elements (small int/bool tensors); ``const``:
+    the full constant, when the value is an initializer/Constant; ``tensor``: anything
+    with ``numpy()`` (a tensor, a ConstantOfShape's fill), converted to ``const`` on
+    first use; ``seq``: a sequence / optional value (then shape and dtype are None).
+
+    Memos, not shown: ``canon`` ((store.canon_epoch, canonical shape): ``Context.shape``'s,
+    valid while no elimination), ``canon_value`` (``Context.value_of``'s, the same way),
+    ``cache_key`` ((store.canon_epoch, parts table, the number of this input's part of a
+    rule-result cache key in that table): cache.py's)."""
+
+    __slots__ = ("shape", "dtype", "value", "const", "tensor", "seq", "canon", "canon_value", "cache_key")
+
+    def __init__(self, shape: tuple | None = None, dtype: Any = None, value: tuple | None = None,
+                 const: "np.ndarray | None" = None, tensor: Any = None, seq: "SeqInfo | None" = None,
+                 canon: Any = None, canon_value: Any = None, cache_key: Any = None):
+        self.shape = shape
+        self.dtype = dtype
+        self.value = value
+        self.const = const
+        self.tensor = tensor
+        self.seq = seq
+        self.canon = canon
+        self.canon_value = canon_value
+        self.cache_key = cache_key
+
+    def replace(self, **changes) -> "TensorInfo":
+        """A copy with ``changes`` (field name -> value), its memos cleared."""
+        out = TensorInfo(self.shape, self.dtype, self.value, self.const, self.tensor, self.seq)
+        for k, v in changes.items():
+            setattr(out, k, v)
+        return out
+
+    def __repr__(self) -> str:
+        return (f"TensorInfo(shape={self.shape!r}, dtype={self.dtype!r}, value={self.value!r}, "
+                f"const={self.const!r}, tensor={self.tensor!r}, seq={self.seq!r})")
 
     def array(self) -> "np.ndarray | None":
         """The full constant (``const``), converted from ``tensor`` on first use (a tensor
@@ -66,7 +87,6 @@ class TensorInfo:
         return self.const
 
 
-@dataclass
 class SeqInfo:
     """A sequence (or optional) value, as ``TensorInfo.seq`` (see ops/sequence.py).
 
@@ -75,13 +95,31 @@ class SeqInfo:
     ``elem_shape``: what holds for every element: dims, with None at an axis where the
     elements may differ (None: rank unknown or differing); ``elem_dtype``: the element type.
     An optional is ``optional=True`` with length 1 (has an element), 0 (empty) or None,
-    and ``elems == (content,)``: the element's info were it present."""
+    and ``elems == (content,)``: the element's info were it present.  Compared by its
+    parts; not hashable."""
 
-    length: Any = None
-    elem_shape: tuple | None = None
-    elem_dtype: Any = None
-    elems: tuple | None = None
-    optional: bool = False
+    __slots__ = ("length", "elem_shape", "elem_dtype", "elems", "optional")
+    __hash__ = None
+
+    def __init__(self, length: Any = None, elem_shape: tuple | None = None, elem_dtype: Any = None,
+                 elems: tuple | None = None, optional: bool = False):
+        self.length = length
+        self.elem_shape = elem_shape
+        self.elem_dtype = elem_dtype
+        self.elems = elems
+        self.optional = optional
+
+    def _key(self) -> tuple:
+        return (self.length, self.elem_shape, self.elem_dtype, self.elems, self.optional)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"SeqInfo(length={self.length!r}, elem_shape={self.elem_shape!r}, elem_dtype={self.elem_dtype!r}, "
+                f"elems={self.elems!r}, optional={self.optional!r})")
 
 
 # what ``Context.require`` returns for a relation true on numbers alone (never stored; its

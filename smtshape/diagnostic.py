@@ -5,18 +5,35 @@ Below the engine and the result: the engine records the walk's own, ``Result``
 adds the rest (``Result.diagnostics``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .labels import node_phrase
 
 
-@dataclass
 class Diagnostic:
-    kind: str            # conflict | specialization | annotation | assumption | no_rule | rule_error | warning | undecided
-    message: str
-    node: str = ""
-    op_type: str = ""
-    severity: str = "info"   # info | warning | error
+    """``kind`` (conflict | specialization | annotation | assumption | no_rule |
+    rule_error | warning | undecided), ``message``, the ``node`` and its ``op_type``
+    (when one), ``severity`` (info | warning | error).  Compared by its parts; not
+    hashable."""
+
+    __hash__ = None
+
+    def __init__(self, kind: str, message: str, node: str = "", op_type: str = "", severity: str = "info"):
+        self.kind = kind
+        self.message = message
+        self.node = node
+        self.op_type = op_type
+        self.severity = severity
+
+    def _key(self) -> tuple:
+        return (self.kind, self.message, self.node, self.op_type, self.severity)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"Diagnostic(kind={self.kind!r}, message={self.message!r}, node={self.node!r}, "
+                f"op_type={self.op_type!r}, severity={self.severity!r})")
 
     def __str__(self) -> str:
         where = ""

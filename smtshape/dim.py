@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from .printing import show
 
@@ -13,7 +12,6 @@ class Exactness(enum.Enum):
     UNKNOWN = "unknown"          # neither
 
 
-@dataclass(frozen=True)
 class Dim:
     """One axis of a solved shape.
 
@@ -25,12 +23,28 @@ class Dim:
     ``int(dim)``, ``range(dim)``, ``numpy.zeros(shape)``, ``dim < 100``.  A symbolic one
     raises TypeError on ``int()`` and on ordering (use ``Result.static_value``,
     ``Dim.evaluate`` or ``Result.prove``), and equals only an identical Dim.
+
+    ``definitions``: (alias symbol, expression) pairs for size-capped terms in ``expr`` /
+    ``bound``.  Never changed once made.
     """
 
-    expr: object
-    exactness: Exactness = Exactness.EXACT
-    bound: object = None
-    definitions: tuple = ()   # (alias symbol, expression) pairs for size-capped terms in expr / bound
+    __slots__ = ("expr", "exactness", "bound", "definitions")
+
+    def __init__(self, expr, exactness: Exactness = Exactness.EXACT, bound=None, definitions: tuple = ()):
+        _set = object.__setattr__
+        _set(self, "expr", expr)
+        _set(self, "exactness", exactness)
+        _set(self, "bound", bound)
+        _set(self, "definitions", definitions)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"cannot assign to field {name!r} of Dim")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"cannot delete field {name!r} of Dim")
+
+    def __reduce__(self):
+        return (Dim, (self.expr, self.exactness, self.bound, self.definitions))
 
     def evaluate(self, env: dict):
         """The size at ``env`` ({input dim name: int}) for an EXACT dim, else None."""

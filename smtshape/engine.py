@@ -8,7 +8,6 @@ It knows nothing of any particular op (that is ``ops/``) nor of solving
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 from typing import NamedTuple
@@ -424,7 +423,7 @@ class Engine:
             if t is not None and t.dtype is None and t.seq is None:
                 dt = schemas.dtype_of(s)
                 if dt is not None:
-                    values[o] = dataclasses.replace(t, dtype=dt, canon=None, canon_value=None, cache_key=None)
+                    values[o] = t.replace(dtype=dt)
 
     def _wants_fold(self, ctx) -> bool:
         """Could constant folding add something: every input foldable, an output not settled?"""

@@ -21,8 +21,6 @@ on the bound value), never by scanning the literals of the constraints.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from . import expr as E
 from .constraints import Rel, _sides_of, eq, ge, le
 from .lazyz3 import z3
@@ -40,22 +38,30 @@ _INF = float("inf")
 MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
 
 
-@dataclass
 class Specialization:
     """A relation the model forces on its input dims, and the nodes that force it.
 
     ``kind``: ``"equal"`` (``value`` holds the int when pinned), ``"upper"`` /
     ``"lower"`` (``bound``), ``"divisible"`` (``bound`` is the modulus) or
-    ``"premise"`` (an assumption of the analysis, not a limit of the model)."""
+    ``"premise"`` (an assumption of the analysis, not a limit of the model).
+    ``condition``: the relation holds when this does (``batch >= 1``); "" always."""
 
-    symbol: str
-    relation: str
-    value: int | None = None
-    nodes: list = field(default_factory=list)
-    constraints: list = field(default_factory=list)
-    kind: str = "equal"
-    bound: int | None = None
-    condition: str = ""            # the relation holds when this does (``batch >= 1``), "" always
+    def __init__(self, symbol: str, relation: str, value: int | None = None, nodes: list | None = None,
+                 constraints: list | None = None, kind: str = "equal", bound: int | None = None,
+                 condition: str = ""):
+        self.symbol = symbol
+        self.relation = relation
+        self.value = value
+        self.nodes = [] if nodes is None else nodes
+        self.constraints = [] if constraints is None else constraints
+        self.kind = kind
+        self.bound = bound
+        self.condition = condition
+
+    def __repr__(self) -> str:
+        return (f"Specialization(symbol={self.symbol!r}, relation={self.relation!r}, value={self.value!r}, "
+                f"nodes={self.nodes!r}, constraints={self.constraints!r}, kind={self.kind!r}, "
+                f"bound={self.bound!r}, condition={self.condition!r})")
 
     @property
     def assumptions(self) -> list[str]:

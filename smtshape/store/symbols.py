@@ -4,7 +4,6 @@ bound (``z3bridge.domain_bound``, the one home of the dim domain)."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 from .. import expr as E
 from ..constraints import Provenance
@@ -12,26 +11,59 @@ from ..lazy import sympy
 from ..z3bridge import domain_bound
 
 
-@dataclass
 class SymbolInfo:
-    symbol: sympy.Symbol
-    kind: str                         # "input" | "data" | "alias" (stands for a capped expression)
-    origin: Provenance
-    generated: bool = False           # name made up by us (anonymous input dim, data symbol)
-    upper: object = None              # data symbols: known upper bound expression
-    serial: int = 0
+    """One declared symbol: ``symbol``, ``kind`` ("input" | "data" | "alias": an alias
+    stands for a capped expression), ``origin`` (the Provenance of what made it),
+    ``generated`` (a name made up by us: an anonymous input dim, a data symbol),
+    ``upper`` (data symbols: a known upper bound expression) and ``serial``."""
+
+    __slots__ = ("symbol", "kind", "origin", "generated", "upper", "serial")
+    __hash__ = None
+
+    def __init__(self, symbol: "sympy.Symbol", kind: str, origin: Provenance, generated: bool = False,
+                 upper: object = None, serial: int = 0):
+        self.symbol = symbol
+        self.kind = kind
+        self.origin = origin
+        self.generated = generated
+        self.upper = upper
+        self.serial = serial
 
     @property
     def name(self) -> str:
         return self.symbol.name
 
+    def _key(self) -> tuple:
+        return (self.symbol, self.kind, self.origin, self.generated, self.upper, self.serial)
 
-@dataclass
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._key() == other._key()
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return (f"SymbolInfo(symbol={self.symbol!r}, kind={self.kind!r}, origin={self.origin!r}, "
+                f"generated={self.generated!r}, upper={self.upper!r}, serial={self.serial!r})")
+
+
 class Domain:
-    """Named domain assumptions.  Off by default; each one is visible."""
+    """Named domain assumptions.  Off by default; each one is visible:
+    ``inputs_positive`` (every input dim >= 1), ``no_broadcast_one`` (symbolic dims are
+    never 1 when broadcasting)."""
 
-    inputs_positive: bool = False      # every input dim >= 1
-    no_broadcast_one: bool = False     # symbolic dims are never 1 when broadcasting
+    __hash__ = None
+
+    def __init__(self, inputs_positive: bool = False, no_broadcast_one: bool = False):
+        self.inputs_positive = inputs_positive
+        self.no_broadcast_one = no_broadcast_one
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.inputs_positive, self.no_broadcast_one) == (other.inputs_positive, other.no_broadcast_one)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"Domain(inputs_positive={self.inputs_positive!r}, no_broadcast_one={self.no_broadcast_one!r})"
 
     def describe(self) -> list[str]:
         out = []
