@@ -760,13 +760,15 @@ def read_model(proto, base_dir: str = "") -> Model:
 
 
 def proto_module():
-    """The generated protobuf module of ONNX (``onnx.onnx_ml_pb2``).
+    """The generated protobuf module of ONNX (``onnx.onnx_ml_pb2``), or a module holding
+    the same message classes.
 
-    When onnx is not imported yet, its generated file is loaded on its own, without
-    running ``onnx/__init__`` (numpy, the checker, the reference evaluator ...: most
-    of a cold start).  The message classes are the same objects either way (protobuf
-    keeps one class per descriptor), so ``onnx.ModelProto`` instances are accepted
-    and returned as usual."""
+    When onnx is not imported yet, its generated file is not run through ``onnx/__init__``
+    (numpy, the checker, the reference evaluator ...: most of a cold start).  The message
+    classes are the same objects either way (protobuf keeps one class per descriptor), so
+    ``onnx.ModelProto`` instances are accepted and returned as usual.  With protobuf's
+    default (upb) backend the classes are made from the file's serialized descriptor
+    alone (``_upb_classes``); otherwise, or should that fail, the generated file is run."""
     import sys
     mod = sys.modules.get("onnx.onnx_ml_pb2") or sys.modules.get(_PB2)
     if mod is not None:
@@ -778,12 +780,52 @@ def proto_module():
         path = os.path.join(os.path.dirname(spec.origin), "onnx_ml_pb2.py") if spec and spec.origin else ""
         if os.path.exists(path):
             s = importlib.util.spec_from_file_location(_PB2, path)
-            mod = importlib.util.module_from_spec(s)
-            s.loader.exec_module(mod)
+            mod = _upb_classes(s)
+            if mod is None:
+                mod = importlib.util.module_from_spec(s)
+                s.loader.exec_module(mod)
             sys.modules[_PB2] = mod
             return mod
     import onnx.onnx_ml_pb2 as mod
     return mod
+
+
+def _upb_classes(spec):
+    """A module with the message classes of onnx's generated file (``spec``), made by
+    protobuf's upb backend from the serialized file descriptor that the generated file
+    adds to the default pool, or None (another backend, another layout of the generated
+    file, any error).
+
+    Running the generated file instead imports protobuf's pure-Python descriptor pool,
+    message and text-format modules (datetime, pickle, locale ...): 37 M instructions of
+    every cold start, about 3 % of a cold ``check`` of a transformer.  The descriptor is
+    the bytes constant of the file's code, as Python's own loader gives it (the cached
+    bytecode when it is fresh, else the source compiled); nothing of it is run.  The
+    classes are those the generated file would make (same names, nesting and module),
+    and the same objects: running it later (``import onnx``) finds them."""
+    import types
+    try:
+        from google._upb import _message
+        from google.protobuf import message as _pb_message
+        code = spec.loader.get_code(spec.name)
+        data = next((c for c in code.co_consts if isinstance(c, bytes) and c.startswith(b"\n\x12onnx/onnx-ml.proto")),
+                    None)
+        if data is None:
+            return None
+        fd = _message.default_pool.AddSerializedFile(data)
+
+        def build(desc, prefix: str):
+            ns = {name: build(d, f"{prefix}{desc.name}.") for name, d in desc.nested_types_by_name.items()}
+            ns.update(DESCRIPTOR=desc, __module__="onnx.onnx_ml_pb2", __qualname__=prefix + desc.name)
+            return _message.MessageMeta(desc.name, (_pb_message.Message,), ns)
+
+        mod = types.ModuleType(spec.name)
+        for name, desc in fd.message_types_by_name.items():
+            setattr(mod, name, build(desc, ""))
+        mod.DESCRIPTOR = fd
+        return mod if mod.ModelProto.DESCRIPTOR.full_name == "onnx.ModelProto" else None
+    except Exception:
+        return None
 
 
 _PB2 = "smtshape._onnx_ml_pb2"

@@ -178,6 +178,36 @@ def test_a_model_proto_from_onnx_is_still_accepted_after_a_cold_analysis(tmp_pat
     assert r.stdout.strip() == "True ['N', '4', '1']"
 
 
+def test_reading_a_file_skips_protobufs_python_descriptor_pool(tmp_path):
+    """With protobuf's upb backend the message classes come from the serialized descriptor
+    alone: protobuf's pure-Python pool, text format and message modules are not imported
+    (37 M instructions of every cold start).  The classes are onnx's own, nested ones
+    included, and a message read so survives ``import onnx``, a copy and a pickle."""
+    p = tmp_path / "m.onnx"
+    _model(p)
+    r = _run("import sys, pickle, smtshape\n"
+             "a = smtshape.analyze(sys.argv[1])\n"
+             "light = not any(m in sys.modules for m in ('google.protobuf.descriptor_pool',\n"
+             "                'google.protobuf.text_format', 'google.protobuf.internal.python_message'))\n"
+             "import onnx\n"
+             "m = a.model.proto\n"
+             "c = onnx.ModelProto(); c.CopyFrom(m)\n"
+             "print(light, type(m) is onnx.ModelProto, type(m.graph.input[0].type.tensor_type) is onnx.TypeProto.Tensor,\n"
+             "      pickle.loads(pickle.dumps(m)) == c, onnx.TypeProto.Tensor.__qualname__)", str(p))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["True", "True", "True", "True", "TypeProto.Tensor"]
+
+
+def test_without_the_serialized_descriptor_the_generated_file_is_run(tmp_path):
+    """Another layout of the generated file: its code holds no serialized descriptor, and
+    ``_upb_classes`` declines (``proto_module`` then runs the file, as before)."""
+    import importlib.util
+    from smtshape.reader import _upb_classes
+    f = tmp_path / "other_pb2.py"
+    f.write_text("DATA = b'not a descriptor'\n")
+    assert _upb_classes(importlib.util.spec_from_file_location("other_pb2", str(f))) is None
+
+
 def test_the_command_exits_with_its_code_and_full_output(tmp_path):
     p = tmp_path / "demo.onnx"
     with open(p, "wb") as f:
