@@ -805,6 +805,9 @@ def _upb_classes(spec):
     and the same objects: running it later (``import onnx``) finds them."""
     import types
     try:
+        from google.protobuf.internal import api_implementation
+        if api_implementation.Type() != "upb":
+            return None     # (PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python: onnx's classes are pure Python)
         from google._upb import _message
         from google.protobuf import message as _pb_message
         code = spec.loader.get_code(spec.name)

@@ -198,6 +198,23 @@ def test_reading_a_file_skips_protobufs_python_descriptor_pool(tmp_path):
     assert r.stdout.split() == ["True", "True", "True", "True", "TypeProto.Tensor"]
 
 
+def test_with_protobufs_python_backend_the_generated_file_is_run(tmp_path):
+    """PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python: onnx's classes are protobuf's pure-Python
+    ones, which the upb backend's could not be copied into."""
+    import os
+    p = tmp_path / "m.onnx"
+    _model(p)
+    code = ("import sys, smtshape\n"
+            "a = smtshape.analyze(sys.argv[1])\n"
+            "import onnx\n"
+            "c = onnx.ModelProto(); c.CopyFrom(a.model.proto)\n"
+            "print(type(a.model.proto) is onnx.ModelProto, [str(d) for d in a.shape('y')])")
+    r = subprocess.run([sys.executable, "-c", code, str(p)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION": "python"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "True ['N', '4', '1']"
+
+
 def test_without_the_serialized_descriptor_the_generated_file_is_run(tmp_path):
     """Another layout of the generated file: its code holds no serialized descriptor, and
     ``_upb_classes`` declines (``proto_module`` then runs the file, as before)."""
