@@ -17,6 +17,7 @@ from typing import Callable, Union
 from . import expr as E
 from .labels import node_phrase
 from .printing import show
+from .record import Frozen, Record
 
 _OPS = {
     "==": lambda a, b: a == b,
@@ -39,46 +40,7 @@ def _kept_symbols(rel, make) -> frozenset:
     return out
 
 
-class _Frozen:
-    """A relation or provenance: a value compared and hashed by its parts (``_parts``),
-    never changed once made.  (Plain classes with slots: a dataclass costs about
-    0.7 ms to define, and these are defined by every cold start.)"""
-
-    __slots__ = ()
-    _parts = ()
-
-    def _key(self) -> tuple:
-        return tuple([getattr(self, f) for f in self._parts])
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __ne__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() != other._key()
-        return NotImplemented
-
-    def __hash__(self):
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__qualname__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._parts)})"
-
-    def __setattr__(self, name, value):
-        if name != "_symbols":
-            raise AttributeError(f"cannot assign to field {name!r} of {self.__class__.__name__}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r} of {self.__class__.__name__}")
-
-    def __reduce__(self):
-        return (self.__class__, self._key())      # (``_key`` is the constructor's arguments)
-
-
-class Rel(_Frozen):
+class Rel(Frozen):
     """``lhs op rhs``: ``op`` one of ``==  !=  <=  <  >=  >``, each side an int or a dim
     expression."""
 
@@ -120,7 +82,9 @@ class Rel(_Frozen):
         return f"{show(self.lhs)} {self.op} {show(self.rhs)}"
 
 
-class Or(_Frozen):
+class _Junction(Frozen):
+    """``Or`` / ``And`` of ``args`` (relations)."""
+
     __slots__ = ("args", "_symbols")
     _parts = ("args",)
 
@@ -132,7 +96,14 @@ class Or(_Frozen):
         return (self.args,)
 
     def map(self, f):
-        return Or(tuple(a.map(f) for a in self.args))
+        return self.__class__(tuple(a.map(f) for a in self.args))
+
+    def symbols(self):
+        return _kept_symbols(self, lambda: frozenset().union(*(a.symbols() for a in self.args)))
+
+
+class Or(_Junction):
+    __slots__ = ()
 
     def const_value(self):
         vals = [a.const_value() for a in self.args]
@@ -145,26 +116,12 @@ class Or(_Frozen):
     def negate(self):
         return And(tuple(a.negate() for a in self.args))
 
-    def symbols(self):
-        return _kept_symbols(self, lambda: frozenset().union(*(a.symbols() for a in self.args)))
-
     def __str__(self):
         return " or ".join(_paren(a) for a in self.args)
 
 
-class And(_Frozen):
-    __slots__ = ("args", "_symbols")
-    _parts = ("args",)
-
-    def __init__(self, args: tuple):
-        object.__setattr__(self, "args", args)
-        object.__setattr__(self, "_symbols", None)
-
-    def _key(self) -> tuple:
-        return (self.args,)
-
-    def map(self, f):
-        return And(tuple(a.map(f) for a in self.args))
+class And(_Junction):
+    __slots__ = ()
 
     def const_value(self):
         vals = [a.const_value() for a in self.args]
@@ -177,14 +134,11 @@ class And(_Frozen):
     def negate(self):
         return Or(tuple(a.negate() for a in self.args))
 
-    def symbols(self):
-        return _kept_symbols(self, lambda: frozenset().union(*(a.symbols() for a in self.args)))
-
     def __str__(self):
         return " and ".join(_paren(a) for a in self.args)
 
 
-class Not(_Frozen):
+class Not(Frozen):
     __slots__ = ("arg", "_symbols")
     _parts = ("arg",)
 
@@ -311,7 +265,7 @@ def all_of(*rels) -> Relation:
     return rels[0] if len(rels) == 1 else And(tuple(rels))
 
 
-class Provenance(_Frozen):
+class Provenance(Frozen):
     """Where a constraint or symbol came from: ``node`` (its name; "" for assumptions
     and the domain), ``op_type`` (or "assumption" / "annotation" / "domain" / "input"),
     ``rule`` (a short rule id, e.g. "matmul.inner", "concat.sum") and ``message`` (a
@@ -341,14 +295,14 @@ class Provenance(_Frozen):
         return f"{self.where()} [{self.rule}]: {self.message}"
 
 
-class Constraint:
+class Constraint(Record):
     """One stated constraint: its ``id`` in the store, the ``relation``, its
     ``provenance``, ``kind`` (rule | assumption | declaration (an input's own dim_param) |
     annotation | domain | definition | bound) and ``status`` (open | trivial | absorbed |
     residual | conflict).  Compared by its parts; not hashable (the store changes
     ``status``)."""
 
-    __hash__ = None
+    _parts = ("id", "relation", "provenance", "kind", "status")
 
     def __init__(self, id: int, relation: Relation, provenance: Provenance, kind: str = "rule",
                  status: str = "open"):
@@ -358,23 +312,11 @@ class Constraint:
         self.kind = kind
         self.status = status
 
-    def _key(self) -> tuple:
-        return (self.id, self.relation, self.provenance, self.kind, self.status)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"Constraint(id={self.id!r}, relation={self.relation!r}, provenance={self.provenance!r}, "
-                f"kind={self.kind!r}, status={self.status!r})")
-
     def __str__(self) -> str:
         return f"{self.relation}    <- {self.provenance}"
 
 
-class Conflict:
+class Conflict(Record):
     """A set of constraints that cannot hold together: ``relation`` (the relation that
     cannot hold, as text), ``constraints`` (the Constraint objects of the core),
     ``values`` (the readable values involved: only those that differ from how they are
@@ -384,9 +326,9 @@ class Conflict:
     initializer, declaration or earliest node) and ``fix`` (a concrete change that
     removes the conflict) are given by ``explained``, which
     ``smtshape.conflicts.enrich_conflicts`` calls once per conflict (``enriched``: it
-    did; not compared).  Compared by its parts; not hashable."""
+    did; not a part).  Compared by its parts; not hashable."""
 
-    __hash__ = None
+    _parts = ("relation", "constraints", "values", "detail", "root", "fix")
 
     def __init__(self, relation: str, constraints: list | None = None, values: dict | None = None,
                  detail: str = "", root: list | None = None, fix: str = "", enriched: bool = False):
@@ -401,18 +343,6 @@ class Conflict:
     def explained(self, root: list, fix: str) -> None:
         """Its root causes and fix, found after the conflict was (``enrich_conflicts``)."""
         self.root, self.fix, self.enriched = list(root), fix, True
-
-    def _key(self) -> tuple:
-        return (self.relation, self.constraints, self.values, self.detail, self.root, self.fix)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"Conflict(relation={self.relation!r}, constraints={self.constraints!r}, values={self.values!r}, "
-                f"detail={self.detail!r}, root={self.root!r}, fix={self.fix!r})")
 
     @property
     def nodes(self) -> list[str]:

@@ -24,6 +24,7 @@ from . import irtypes as ir
 from .constraints import Constraint, Provenance, Relation, eq, number_truth, violation
 from .errors import Cannot, Invalid, RuleError
 from .lazy import imported, sympy
+from .record import Record
 from .lazy import numpy as np
 from .store import Store, Verdict
 
@@ -87,7 +88,7 @@ class TensorInfo:
         return self.const
 
 
-class SeqInfo:
+class SeqInfo(Record):
     """A sequence (or optional) value, as ``TensorInfo.seq`` (see ops/sequence.py).
 
     ``length``: int or dim expression, None when unknown.  ``elems``: one TensorInfo per
@@ -99,7 +100,7 @@ class SeqInfo:
     parts; not hashable."""
 
     __slots__ = ("length", "elem_shape", "elem_dtype", "elems", "optional")
-    __hash__ = None
+    _parts = __slots__
 
     def __init__(self, length: Any = None, elem_shape: tuple | None = None, elem_dtype: Any = None,
                  elems: tuple | None = None, optional: bool = False):
@@ -108,18 +109,6 @@ class SeqInfo:
         self.elem_dtype = elem_dtype
         self.elems = elems
         self.optional = optional
-
-    def _key(self) -> tuple:
-        return (self.length, self.elem_shape, self.elem_dtype, self.elems, self.optional)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"SeqInfo(length={self.length!r}, elem_shape={self.elem_shape!r}, elem_dtype={self.elem_dtype!r}, "
-                f"elems={self.elems!r}, optional={self.optional!r})")
 
 
 # what ``Context.require`` returns for a relation true on numbers alone (never stored; its

@@ -6,15 +6,16 @@ adds the rest (``Result.diagnostics``)."""
 from __future__ import annotations
 
 from .labels import node_phrase
+from .record import Record
 
 
-class Diagnostic:
+class Diagnostic(Record):
     """``kind`` (conflict | specialization | annotation | assumption | no_rule |
     rule_error | warning | undecided), ``message``, the ``node`` and its ``op_type``
     (when one), ``severity`` (info | warning | error).  Compared by its parts; not
     hashable."""
 
-    __hash__ = None
+    _parts = ("kind", "message", "node", "op_type", "severity")
 
     def __init__(self, kind: str, message: str, node: str = "", op_type: str = "", severity: str = "info"):
         self.kind = kind
@@ -22,18 +23,6 @@ class Diagnostic:
         self.node = node
         self.op_type = op_type
         self.severity = severity
-
-    def _key(self) -> tuple:
-        return (self.kind, self.message, self.node, self.op_type, self.severity)
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"Diagnostic(kind={self.kind!r}, message={self.message!r}, node={self.node!r}, "
-                f"op_type={self.op_type!r}, severity={self.severity!r})")
 
     def __str__(self) -> str:
         where = ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 import enum
 
 from .printing import show
+from .record import Frozen
 
 
 class Exactness(enum.Enum):
@@ -12,7 +13,7 @@ class Exactness(enum.Enum):
     UNKNOWN = "unknown"          # neither
 
 
-class Dim:
+class Dim(Frozen):
     """One axis of a solved shape.
 
     ``expr``: an int or a sympy expression.  For EXACT dims it is over input
@@ -29,6 +30,7 @@ class Dim:
     """
 
     __slots__ = ("expr", "exactness", "bound", "definitions")
+    _parts = __slots__
 
     def __init__(self, expr, exactness: Exactness = Exactness.EXACT, bound=None, definitions: tuple = ()):
         _set = object.__setattr__
@@ -36,15 +38,6 @@ class Dim:
         _set(self, "exactness", exactness)
         _set(self, "bound", bound)
         _set(self, "definitions", definitions)
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r} of Dim")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"cannot delete field {name!r} of Dim")
-
-    def __reduce__(self):
-        return (Dim, (self.expr, self.exactness, self.bound, self.definitions))
 
     def evaluate(self, env: dict):
         """The size at ``env`` ({input dim name: int}) for an EXACT dim, else None."""

@@ -25,6 +25,7 @@ from . import expr as E
 from .constraints import Rel, _sides_of, eq, ge, le
 from .lazyz3 import z3
 from .printing import show
+from .record import Record
 from .store import Groups, OutOfBudget
 
 # rule ids of constraints that are premises of the analysis, not limits of the model
@@ -38,13 +39,16 @@ _INF = float("inf")
 MODULI = (2, 3, 4, 5, 7, 8, 16, 32, 64)
 
 
-class Specialization:
+class Specialization(Record):
     """A relation the model forces on its input dims, and the nodes that force it.
 
     ``kind``: ``"equal"`` (``value`` holds the int when pinned), ``"upper"`` /
     ``"lower"`` (``bound``), ``"divisible"`` (``bound`` is the modulus) or
     ``"premise"`` (an assumption of the analysis, not a limit of the model).
-    ``condition``: the relation holds when this does (``batch >= 1``); "" always."""
+    ``condition``: the relation holds when this does (``batch >= 1``); "" always.
+    Equal to another by symbol, relation, value and nodes, and to an int by its value."""
+
+    _parts = ("symbol", "relation", "value", "nodes", "constraints", "kind", "bound", "condition")
 
     def __init__(self, symbol: str, relation: str, value: int | None = None, nodes: list | None = None,
                  constraints: list | None = None, kind: str = "equal", bound: int | None = None,
@@ -57,11 +61,6 @@ class Specialization:
         self.kind = kind
         self.bound = bound
         self.condition = condition
-
-    def __repr__(self) -> str:
-        return (f"Specialization(symbol={self.symbol!r}, relation={self.relation!r}, value={self.value!r}, "
-                f"nodes={self.nodes!r}, constraints={self.constraints!r}, kind={self.kind!r}, "
-                f"bound={self.bound!r}, condition={self.condition!r})")
 
     @property
     def assumptions(self) -> list[str]:

@@ -8,17 +8,18 @@ import itertools
 from .. import expr as E
 from ..constraints import Provenance
 from ..lazy import sympy
+from ..record import Record
 from ..z3bridge import domain_bound
 
 
-class SymbolInfo:
+class SymbolInfo(Record):
     """One declared symbol: ``symbol``, ``kind`` ("input" | "data" | "alias": an alias
     stands for a capped expression), ``origin`` (the Provenance of what made it),
     ``generated`` (a name made up by us: an anonymous input dim, a data symbol),
     ``upper`` (data symbols: a known upper bound expression) and ``serial``."""
 
     __slots__ = ("symbol", "kind", "origin", "generated", "upper", "serial")
-    __hash__ = None
+    _parts = __slots__
 
     def __init__(self, symbol: "sympy.Symbol", kind: str, origin: Provenance, generated: bool = False,
                  upper: object = None, serial: int = 0):
@@ -33,37 +34,17 @@ class SymbolInfo:
     def name(self) -> str:
         return self.symbol.name
 
-    def _key(self) -> tuple:
-        return (self.symbol, self.kind, self.origin, self.generated, self.upper, self.serial)
 
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return self._key() == other._key()
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return (f"SymbolInfo(symbol={self.symbol!r}, kind={self.kind!r}, origin={self.origin!r}, "
-                f"generated={self.generated!r}, upper={self.upper!r}, serial={self.serial!r})")
-
-
-class Domain:
+class Domain(Record):
     """Named domain assumptions.  Off by default; each one is visible:
     ``inputs_positive`` (every input dim >= 1), ``no_broadcast_one`` (symbolic dims are
     never 1 when broadcasting)."""
 
-    __hash__ = None
+    _parts = ("inputs_positive", "no_broadcast_one")
 
     def __init__(self, inputs_positive: bool = False, no_broadcast_one: bool = False):
         self.inputs_positive = inputs_positive
         self.no_broadcast_one = no_broadcast_one
-
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.inputs_positive, self.no_broadcast_one) == (other.inputs_positive, other.no_broadcast_one)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"Domain(inputs_positive={self.inputs_positive!r}, no_broadcast_one={self.no_broadcast_one!r})"
 
     def describe(self) -> list[str]:
         out = []
