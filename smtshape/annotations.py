@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import expr as E
 from .constraints import Conflict, Provenance, eq
-from .printing import show
+from .printing import KEYWORDS, show
 from .store import Verdict
 
 POLICIES = ("skip", "refine", "strict", "override")
@@ -24,7 +24,6 @@ POLICIES = ("skip", "refine", "strict", "override")
 
 def _annotated_dims(engine, shape, foreign: dict):
     """Annotated ir.Shape -> list of (int | expr | None)."""
-    from .parse import KEYWORDS
     st = engine.store
     out = []
     for d in shape:

@@ -39,6 +39,7 @@ from . import expr as E
 from .constraints import And, Not, Or, Rel, Relation
 from .errors import BadInput
 from .lazy import sympy
+from .printing import KEYWORDS
 
 __all__ = [
     "ParseError",
@@ -63,7 +64,6 @@ MAX_INT_BITS = 16_384        # integer constants computed while parsing
 MAX_FILE_CHARS = 1_000_000   # a whole constraint file
 
 FUNCTIONS = ("min", "max", "floordiv", "ceildiv", "mod", "bcast", "if")
-KEYWORDS = ("and", "or", "not")
 
 
 # ------------------------------------------------------------------ errors

@@ -49,8 +49,12 @@ def _p0(e) -> str:
     return _p(e, 0)
 
 
+# the language's reserved words: a name that is one of them is printed quoted
+KEYWORDS = ("and", "or", "not")
+
+
 def _name(n: str) -> str:
-    if n and (n[0].isalpha() or n[0] == "_") and all(c.isalnum() or c == "_" for c in n):
+    if n and (n[0].isalpha() or n[0] == "_") and all(c.isalnum() or c == "_" for c in n) and n not in KEYWORDS:
         return n
     return '"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

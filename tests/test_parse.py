@@ -80,6 +80,14 @@ def test_round_trip_show_parse(e, envs):
     assert printing.show(parse_expr(again)) == again
 
 
+@pytest.mark.parametrize("name", ["and", "or", "not", "min", "if", "bcast", "x-1", "1x", "a b"])
+def test_a_name_that_is_a_keyword_or_unusual_is_printed_quoted_and_read_back(name):
+    """A dim named ``and`` was printed ``and + 1``, which does not parse."""
+    e = E.add(E.symbol(name), 1)
+    back = parse_expr(printing.show(e))
+    assert back == e and printing.show(back) == printing.show(e)
+
+
 def test_round_trip_if_and_bcast():
     pw = sympy.Piecewise((a, sympy.Eq(b, 1)), (b + 1, sympy.Gt(c, 2)), (c, True))
     back = parse_expr(printing.show(pw))
