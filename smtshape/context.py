@@ -24,8 +24,8 @@ from . import irtypes as ir
 from .constraints import Constraint, Provenance, Relation, eq, number_truth, violation
 from .errors import Cannot, Invalid, RuleError
 from .lazy import imported, sympy
-from .record import Record
 from .lazy import numpy as np
+from .record import Record
 from .store import Store, Verdict
 
 # Values with more elements than this are not tracked element by element.
@@ -73,9 +73,8 @@ class TensorInfo:
             setattr(out, k, v)
         return out
 
-    def __repr__(self) -> str:
-        return (f"TensorInfo(shape={self.shape!r}, dtype={self.dtype!r}, value={self.value!r}, "
-                f"const={self.const!r}, tensor={self.tensor!r}, seq={self.seq!r})")
+    _parts = ("shape", "dtype", "value", "const", "tensor", "seq")     # (what repr shows)
+    __repr__ = Record.__repr__
 
     def array(self) -> "np.ndarray | None":
         """The full constant (``const``), converted from ``tensor`` on first use (a tensor
