@@ -36,7 +36,8 @@ def _kept_symbols(rel, make) -> frozenset:
     so equality and hashing stay those of its parts."""
     out = rel._symbols
     if out is None:
-        out = rel._symbols = make()
+        out = make()
+        object.__setattr__(rel, "_symbols", out)
     return out
 
 
@@ -56,6 +57,17 @@ class Rel(Frozen):
 
     def _key(self) -> tuple:
         return (self.op, self.lhs, self.rhs)
+
+    # (written out: the store hashes and compares relations on every path, and Frozen's
+    # generic methods cost a call more each)
+    def __eq__(self, other):
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.op, self.lhs, self.rhs) == (other.op, other.lhs, other.rhs) if other.__class__ is Rel \
+            else self._key() == other._key()
+
+    def __hash__(self):
+        return hash((self.op, self.lhs, self.rhs)) if self.__class__ is Rel else hash(self._key())
 
     def map(self, f: Callable) -> "Relation":
         return Rel(self.op, f(self.lhs), f(self.rhs))
