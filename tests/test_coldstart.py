@@ -266,6 +266,18 @@ def test_findings_one_constraint_forces_need_no_solver(tmp_path):
     assert "z3" not in got, got
 
 
+def _check_loads(path, *modules) -> tuple:
+    """``smtshape check path`` in a fresh process, its output discarded: (exit code, for
+    each of ``modules``, whether it was imported)."""
+    r = _run("import io, contextlib, json, sys, smtshape.cli\n"
+             "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+             "    code = smtshape.cli.main(['check', sys.argv[1]])\n"
+             "print(json.dumps([code, [m in sys.modules for m in sys.argv[2:]]]))", str(path), *modules)
+    assert r.returncode == 0, r.stderr
+    code, loaded = json.loads(r.stdout.strip().splitlines()[-1])
+    return code, loaded
+
+
 def test_linear_dims_never_run_sympys_add_flatten(tmp_path):
     """Sums, signs and min / max of linear forms are made without ``Add.flatten``, whose
     first call in a process imports ``sympy.tensor`` and ``sympy.combinatorics`` (about
@@ -274,13 +286,8 @@ def test_linear_dims_never_run_sympys_add_flatten(tmp_path):
     for make in (_model, _exporter_model, _bounded_model):
         p = tmp_path / f"{make.__name__}.onnx"
         make(p)
-        r = _run("import io, contextlib, sys, smtshape.cli\n"
-                 "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
-                 "    code = smtshape.cli.main(['check', sys.argv[1]])\n"
-                 "print(code, 'sympy' in sys.modules, 'sympy.tensor.tensor' in sys.modules, "
-                 "'sympy.combinatorics' in sys.modules)", str(p))
-        assert r.returncode == 0, r.stderr
-        assert r.stdout.split() == ["0", "True", "False", "False"], (make.__name__, r.stdout)
+        got = _check_loads(p, "sympy", "sympy.tensor.tensor", "sympy.combinatorics")
+        assert got == (0, [True, False, False]), (make.__name__, got)
 
 
 def test_a_symbolic_check_defines_no_dataclass(tmp_path):
@@ -289,7 +296,4 @@ def test_a_symbolic_check_defines_no_dataclass(tmp_path):
     instructions of a cold ``check`` of bert_legacy (1,297 M -> 1,251 M)."""
     p = tmp_path / "m.onnx"
     p.write_bytes(smtshape.examples.demo_model().SerializeToString())
-    r = _run("import sys\nfrom smtshape.cli import main\ncode = main(['check', sys.argv[1]])\n"
-             "print(code, 'sympy' in sys.modules, 'dataclasses' in sys.modules)", str(p))
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.split()[-3:] == ["0", "True", "False"], r.stdout
+    assert _check_loads(p, "sympy", "dataclasses") == (0, [True, False])
