@@ -11,6 +11,8 @@ One facade, ``Store`` (``facade.py``), over parts that each own their state:
                    bounds and bounds read off base facts
 ``witness.py``     ``Witnesses``: concrete points that satisfy every live
                    constraint, so settle "neither proven nor refuted" without Z3
+``cases.py``       ``case_verdict``: PROVEN / REFUTED by splitting on a piecewise
+                   term's condition ``x == k`` (each case read by intervals)
 ``backend.py``     ``Backend``: the base / pending discipline over one lazy
                    incremental solver, cached answers; the SMT-LIB export
 ``solver.py``      the one home of Z3 solvers (contexts, the watchdog, the
@@ -20,7 +22,7 @@ One facade, ``Store`` (``facade.py``), over parts that each own their state:
 ``basics.py``      ``Verdict``, ``holds`` / ``truth_at`` (a relation at an integer point: the one home of relation evaluation)
 =================  ==========================================================
 
-Parts depend one way (symbols <- fast path <- intervals <- witnesses <- backend;
+Parts depend one way (symbols <- fast path <- intervals <- witnesses, cases <- backend;
 explanations and groups beside them); none refers to the facade.  ``Store.fork``
 copies the symbols, fast path and intervals and gives the fork a fresh, disabled
 backend.

@@ -13,7 +13,8 @@ backend is *broken* (the conflict is reported, Z3 gives no further answers).
 
 Questions (``decide``, ``static_value``) that intervals did not settle go through
 the witness points, the shared budget for optional ones, a sync, varied points,
-and only then Z3, with answers cached (PROVEN / REFUTED forever, the rest until
+case splits on a piecewise term's condition (``cases.py``; a question only, where
+a witness shows the base satisfiable), and only then Z3, with answers cached (PROVEN / REFUTED forever, the rest until
 the base grows).  The solver is made on first need, from the Z3 home
 (``solver.py``: a pooled context, the watchdog, ``rlimit``); a fork's backend is
 disabled and never makes one.  ``smtlib`` prints the set the store answers from.
@@ -28,6 +29,7 @@ from ..lazy import sympy
 from ..lazyz3 import z3
 from ..z3bridge import SmtLib, Untranslatable, one_line
 from .basics import Verdict
+from .cases import case_verdict
 from .solver import Solver
 
 
@@ -308,6 +310,13 @@ class Backend:
             seen = self._witnesses.varied_truths(cr, seen)     # (before Z3: it can only say UNKNOWN)
         if len(seen) == 2:
             return Verdict.UNKNOWN
+        if seen:      # (a witness point: the base has a model, and the answer must agree with it)
+            v = case_verdict(self._intervals, cr)
+            if v is not None and (v is Verdict.PROVEN) in seen:
+                self._answers[cr] = (v, self._epoch)
+                if v is Verdict.PROVEN:
+                    self._intervals.note_fact(cr)      # (entailed: a fact of every model, as the base's)
+                return v
         self.z3()
         self._optional_now = optional
         try:
@@ -360,6 +369,7 @@ class Backend:
             r = self._check(z3.Not(f))
             if r == z3.unsat:
                 verdict = Verdict.PROVEN
+                self._intervals.note_fact(cr)          # (entailed: a fact of every model, as the base's)
             elif r == z3.sat:
                 can_prove = False
                 if len(self._models) < 4:        # a few witnesses; fetching models costs

@@ -3,7 +3,8 @@ range of a term, without Z3.
 
 ``interval(e)`` is (lo, hi) with +-inf for unbounded, read structurally from the
 symbols' domains, data symbols' declared upper bounds and the bounds *base facts*
-put on one term (``note_bounds``, called when constraints join the base: a symbol,
+put on one term (``note_bounds``, called when constraints join the base, and
+``note_fact`` for an answer the store proved: a symbol,
 an opaque subterm, the hull over a disjunction's branches, a ``!=`` at the end of
 an interval, every factor of a positive product, points cut off at a finite end).
 Base facts are never retracted, so an interval, once narrowed, stays true; each
@@ -202,25 +203,29 @@ class Intervals:
         and every factor of a positive product.  They tighten ``interval``.  Base facts
         are never retracted, so intervals built on them stay true."""
         for c in joined:
-            r = self._fast.canon_rel(c.relation)
-            if isinstance(r, Rel) and r.op == "!=":
-                b = _linear_bound(r.lhs, r.rhs, "==")
-                if b is not None and b is not _FALSE:
-                    (t, (v, _)), = b.items()
-                    lo, hi = self.interval(t)
-                    if v == lo:
-                        self._tighten(t, v + 1, INF)
-                    elif v == hi:
-                        self._tighten(t, -INF, v - 1)
-                continue
-            if isinstance(r, Rel) and r.op in (">=", ">"):
-                self._note_positive_product(r)
-            b = _fact_bounds(r)
+            self.note_fact(self._fast.canon_rel(c.relation))
+
+    def note_fact(self, r):
+        """The bounds one canonical relation that holds in every model of the base puts
+        on one term (``note_bounds``; also for an answer the store proved)."""
+        if isinstance(r, Rel) and r.op == "!=":
+            b = _linear_bound(r.lhs, r.rhs, "==")
             if b is not None and b is not _FALSE:
-                for t, (lo, hi) in b.items():
-                    self._tighten(t, lo, hi)
-            if isinstance(r, Rel):
-                self._scan_bounds(r)
+                (t, (v, _)), = b.items()
+                lo, hi = self.interval(t)
+                if v == lo:
+                    self._tighten(t, v + 1, INF)
+                elif v == hi:
+                    self._tighten(t, -INF, v - 1)
+            return
+        if isinstance(r, Rel) and r.op in (">=", ">"):
+            self._note_positive_product(r)
+        b = _fact_bounds(r)
+        if b is not None and b is not _FALSE:
+            for t, (lo, hi) in b.items():
+                self._tighten(t, lo, hi)
+        if isinstance(r, Rel):
+            self._scan_bounds(r)
 
     def _tighten(self, t, lo, hi):
         """Record ``lo <= t <= hi`` (a consequence of base facts); through a division by a
