@@ -86,6 +86,16 @@ def _branchy(e) -> bool:
     return isinstance(e, (sympy.Piecewise, sympy.Min, sympy.Max)) or any(_branchy(a) for a in e.args)
 
 
+def has_piecewise(e) -> bool:
+    """Does ``e`` hold a ``Piecewise`` (cached per node, as ``branchy``)?"""
+    return not isinstance(e, int) and _piecewise(e)
+
+
+@lru_cache(maxsize=65536)
+def _piecewise(e) -> bool:
+    return isinstance(e, sympy.Piecewise) or any(_piecewise(a) for a in e.args)
+
+
 def has_minmax(e) -> bool:
     """Does ``e`` hold a ``min`` or ``max`` (cached per node, as ``branchy``)?"""
     return not isinstance(e, int) and _minmax(e)

@@ -88,7 +88,7 @@ def test_a_case_verdict_holds_at_every_point_and_z3_never_says_otherwise(fs, q, 
     if through_alias:   # the question's left side behind an alias, as Reshape's cap
         q = Rel(q.op, s.alias(q.lhs, P("cap")), q.rhs) if not isinstance(q.lhs, int) else q
     cr = s.canon_rel(q)
-    v = case_verdict(s._intervals, cr)
+    v = case_verdict(s._intervals, cr, [10**9])
     if v is None:
         return
     defs = s._fast.definitions
@@ -125,7 +125,7 @@ def test_without_the_fact_the_split_proves_nothing():
     """``if(seq == 0, max(1, batch), batch) == batch`` fails at seq = batch = 0."""
     s = Store()
     seq, batch = s.declare("seq", "input", P()), s.declare("batch", "input", P())
-    assert case_verdict(s._intervals, s.canon_rel(eq(ite(seq, 0, E.smax(1, batch), batch), batch))) is None
+    assert case_verdict(s._intervals, s.canon_rel(eq(ite(seq, 0, E.smax(1, batch), batch), batch)), [10**9]) is None
     assert s.decide(eq(ite(seq, 0, E.smax(1, batch), batch), batch)) is Verdict.UNKNOWN
 
 
@@ -143,9 +143,25 @@ def test_a_bound_the_store_proved_is_a_fact_for_later_questions():
 
 
 def test_a_division_with_a_constant_quotient_needs_a_divisor_known_not_zero():
+    """``if(x == 0, 0, 6*x*y // (3*y)) == 2*x``: where x != 0 the quotient is 2x only if
+    y is not 0 (a division by 0 says nothing)."""
     s, x, y = _store()
-    q = E.floordiv(E.mul(6, E.mul(x, y)), E.mul(3, y))      # 2x where y != 0
-    assert case_verdict(s._intervals, s.canon_rel(eq(q, E.mul(2, x)))) is None     # (y may be 0)
+    q = ite(x, 0, 0, E.floordiv(E.mul(6, E.mul(x, y)), E.mul(3, y)))
+    assert case_verdict(s._intervals, s.canon_rel(eq(q, E.mul(2, x))), [10**9]) is None     # (y may be 0)
     s.add(ne(y, 0), P())
     s.check()
-    assert case_verdict(s._intervals, s.canon_rel(eq(q, E.mul(2, x)))) is Verdict.PROVEN
+    assert case_verdict(s._intervals, s.canon_rel(eq(q, E.mul(2, x))), [10**9]) is Verdict.PROVEN
+
+
+def test_a_store_whose_questions_splits_do_not_settle_stops_trying():
+    """The allowance: questions the split does not settle spend it, settled ones add to it."""
+    s, x, y = _store()
+    allowance = [20]
+    hard = ge(ite(x, 0, y, E.floordiv(E.mul(y, y), 3)), 5)      # contingent: no split settles it
+    assert case_verdict(s._intervals, s.canon_rel(hard), allowance) is None
+    assert allowance[0] < 20
+    while allowance[0] > 0:
+        assert case_verdict(s._intervals, s.canon_rel(hard), allowance) is None
+    easy = eq(ite(x, 0, 0, x), x)
+    assert case_verdict(s._intervals, s.canon_rel(easy), allowance) is None        # (no allowance left)
+    assert case_verdict(s._intervals, s.canon_rel(easy), [1]) is Verdict.PROVEN

@@ -29,7 +29,7 @@ from ..lazy import sympy
 from ..lazyz3 import z3
 from ..z3bridge import SmtLib, Untranslatable, one_line
 from .basics import Verdict
-from .cases import case_verdict
+from .cases import ALLOWANCE, case_verdict
 from .solver import Solver
 
 
@@ -60,6 +60,7 @@ class Backend:
         self._epoch = 0                    # bumps whenever the base grows
         self._answers: dict = {}           # canonical question -> (answer, epoch)
         self._huge_syms: set = set()       # symbols of huge terms: optional questions skip them
+        self._case_allowance = [ALLOWANCE]  # [terms case splits that settle nothing may still cost]
         self._optional_now = False
         self.z3_checks = 0
         self.z3_unknowns = 0
@@ -311,11 +312,11 @@ class Backend:
         if len(seen) == 2:
             return Verdict.UNKNOWN
         if seen:      # (a witness point: the base has a model, and the answer must agree with it)
-            v = case_verdict(self._intervals, cr)
+            v = case_verdict(self._intervals, cr, self._case_allowance)
             if v is not None and (v is Verdict.PROVEN) in seen:
                 self._answers[cr] = (v, self._epoch)
                 if v is Verdict.PROVEN:
-                    self._intervals.note_fact(cr)      # (entailed: a fact of every model, as the base's)
+                    self._intervals.note_proved(cr)
                 return v
         self.z3()
         self._optional_now = optional
@@ -369,7 +370,7 @@ class Backend:
             r = self._check(z3.Not(f))
             if r == z3.unsat:
                 verdict = Verdict.PROVEN
-                self._intervals.note_fact(cr)          # (entailed: a fact of every model, as the base's)
+                self._intervals.note_proved(cr)
             elif r == z3.sat:
                 can_prove = False
                 if len(self._models) < 4:        # a few witnesses; fetching models costs

@@ -30,7 +30,7 @@ import math
 from fractions import Fraction
 
 from .. import expr as E
-from ..constraints import Rel
+from ..constraints import Rel, _sides_of
 from ..lazy import sympy
 from .basics import Verdict
 from .intervals import Intervals
@@ -38,17 +38,34 @@ from .intervals import Intervals
 DEPTH = 4            # splits, one inside another
 MAX_SIZE = 400       # a question over bigger terms is left to Z3 (evaluating it per case costs)
 MAX_DEFINITION = 200  # an alias with a bigger definition stays a symbol
-MAX_TERMS = 4000     # terms evaluated over all cases of one question, at most
+MAX_TERMS = 200      # terms evaluated over all cases of one question, at most
+ALLOWANCE = 20      # terms a store lets questions that case splits do not settle cost
+SETTLED_BONUS = 50   # terms each settled question adds to that allowance
 
 
-def case_verdict(intervals, cr) -> Verdict | None:
-    """PROVEN / REFUTED for the canonical relation ``cr`` by case splits, or None."""
-    if sum(E.size(s) for s in _sides(cr)) > MAX_SIZE:
+def case_verdict(intervals, cr, allowance: list) -> Verdict | None:
+    """PROVEN / REFUTED for the canonical relation ``cr`` by case splits, or None.
+
+    ``allowance``: [terms the caller still lets case splits evaluate], shared by its
+    questions: a question that is settled costs nothing from it, one that is not costs
+    the terms it evaluated (at most ``MAX_TERMS``) and one settled adds ``SETTLED_BONUS``,
+    so a store whose questions case splits do not settle (a CNN's resize bounds) stops
+    paying for them soon, and one whose questions they do settle keeps asking."""
+    sides = _sides_of(cr)
+    if allowance[0] <= 0 or sum(E.size(s) for s in sides) > MAX_SIZE or \
+            not _branches(sides, intervals._fast.definitions):
         return None
+    budget = [MAX_TERMS]
+    start = budget[0]
     try:
-        return _verdict(_CaseIntervals(intervals), cr, DEPTH, {}, {}, [MAX_TERMS])
+        v = _verdict(_CaseIntervals(intervals), cr, DEPTH, {}, {}, budget)
     except (_NoBranch, _OverBudget, ArithmeticError, RecursionError):
-        return None       # (a division by 0 in a case: the term says nothing there; Z3 decides)
+        v = None          # (a division by 0 in a case: the term says nothing there; Z3 decides)
+    if v is None:
+        allowance[0] -= start - max(budget[0], 0)
+    else:
+        allowance[0] += SETTLED_BONUS
+    return v
 
 
 def _verdict(intervals, cr, depth: int, fixed: dict, excluded: dict, budget: list):
@@ -83,31 +100,51 @@ def _verdict(intervals, cr, depth: int, fixed: dict, excluded: dict, budget: lis
     return v
 
 
-def _sides(r):
-    if isinstance(r, Rel):
-        return (r.lhs, r.rhs)
-    if hasattr(r, "arg"):
-        return _sides(r.arg)
-    return tuple(s for a in r.args for s in _sides(a))
+def _branches(terms, defs) -> bool:
+    """Does a piecewise term occur in ``terms`` or in a definition of an alias they name
+    (as ``_Case`` expands them)?  Without one there is nothing to split on."""
+    todo, seen = list(terms), set()
+    while todo:
+        t = todo.pop()
+        if isinstance(t, int):
+            continue
+        if E.has_piecewise(t):
+            return True
+        for a in E.free_symbols(t):
+            d = defs.get(a)
+            if d is not None and a not in seen and E.size(d) <= MAX_DEFINITION:
+                seen.add(a)
+                todo.append(d)
+    return False
 
 
 def _split_atom(r):
-    """(x, k) of the first condition ``x == k`` / ``x != k`` of a piecewise term of ``r``."""
-    for s in _sides(r):
-        if isinstance(s, int) or not E.branchy(s):
-            continue
-        for p in sympy.preorder_traversal(s):
-            if not isinstance(p, sympy.Piecewise):
+    """(x, k) of the first condition ``x == k`` / ``x != k`` of a piecewise term of ``r``
+    (only subterms that hold a piecewise one are walked)."""
+    for s in _sides_of(r):
+        got = _atom_in(s) if not isinstance(s, int) and E.has_piecewise(s) else None
+        if got is not None:
+            return got
+    return None
+
+
+def _atom_in(e):
+    if isinstance(e, sympy.Piecewise):
+        for _, cond in e.args:
+            if cond is sympy.true:
                 continue
-            for _, cond in p.args:
-                if cond is sympy.true:
-                    continue
-                for a in (cond,) if isinstance(cond, (sympy.Eq, sympy.Ne)) else cond.atoms(sympy.Eq, sympy.Ne):
-                    lhs, rhs = a.args
-                    if isinstance(lhs, sympy.Symbol) and rhs.is_Integer:
-                        return lhs, int(rhs)
-                    if isinstance(rhs, sympy.Symbol) and lhs.is_Integer:
-                        return rhs, int(lhs)
+            for a in (cond,) if isinstance(cond, (sympy.Eq, sympy.Ne)) else cond.atoms(sympy.Eq, sympy.Ne):
+                lhs, rhs = a.args
+                if isinstance(lhs, sympy.Symbol) and rhs.is_Integer:
+                    return lhs, int(rhs)
+                if isinstance(rhs, sympy.Symbol) and lhs.is_Integer:
+                    return rhs, int(lhs)
+    for a in e.args:
+        if not isinstance(a, sympy.Basic) or not a.args or not E.has_piecewise(a):
+            continue
+        got = _atom_in(a)
+        if got is not None:
+            return got
     return None
 
 
@@ -122,6 +159,25 @@ class _OverBudget(Exception):
 # sympy's relation classes by name (no sympy at import) -> our operator
 _OPS = {"Equality": "==", "Unequality": "!=", "GreaterThan": ">=", "StrictGreaterThan": ">",
         "LessThan": "<=", "StrictLessThan": "<"}
+
+
+_FLIP = {"==": "==", "!=": "!=", ">=": "<=", ">": "<", "<=": ">=", "<": ">"}    # k op x is x flip(op) k
+
+
+def _compare(interval, op: str, k: int):
+    """``x op k`` for every x in ``interval``: True / False, or None when it depends."""
+    lo, hi = interval
+    if op in ("==", "!="):
+        if lo == hi == k:
+            return op == "=="
+        return (op == "!=") if (k < lo or k > hi) else None
+    if op in ("<", "<="):
+        lo, hi, k, op = -hi, -lo, -k, ">" if op == "<" else ">="
+    if (lo > k) if op == ">" else (lo >= k):
+        return True
+    if (hi <= k) if op == ">" else (hi < k):
+        return False
+    return None
 
 
 class _Case:
@@ -169,17 +225,21 @@ class _Case:
                 return q          # (an exact quotient: both divisions give it)
         if isinstance(e, (sympy.Min, sympy.Max)):
             return self._minmax(e, args)        # (ordered by this case's intervals, changed or not)
-        if all(a is b or a == b for a, b in zip(args, e.args)):
-            return e
+        if all(a is b or (a.__class__ is int and a == b) for a, b in zip(args, e.args)):
+            return e            # (nothing in it changed: the term as it was, no sympy rebuild)
         return self._build(e, args)
 
     def _piecewise(self, e):
         pairs = []
+        same = True         # (every branch as it was: the term itself)
         for val, cond in e.args:
             c = self.condition(cond)
             if c is False:
+                same = False
                 continue
-            pairs.append((self.term(E.norm(val)), c))
+            v = self.term(E.norm(val))
+            same = same and c is cond and (v is val or (v.__class__ is int and v == val))
+            pairs.append((v, c))
             if c is True:
                 break
         if not pairs:
@@ -187,6 +247,8 @@ class _Case:
         first = pairs[0][0]
         if pairs[0][1] is True or all(v == first for v, _ in pairs[1:]):
             return first
+        if same and len(pairs) == len(e.args):
+            return e
         # (the branches dropped cannot hold here, so one of these does: the hull over
         # their values bounds the term)
         return E.raw_piecewise(*pairs)
@@ -217,13 +279,13 @@ class _Case:
         v = r.const_value()
         if v is not None:
             return v
-        if op in ("==", "!="):
-            for x, k in ((a, b), (b, a)):
-                if isinstance(k, int) and k in self.excluded.get(x, ()):
+        for x, k, flip in ((a, b, False), (b, a, True)):
+            if isinstance(k, int):      # a term against an int: its interval, or the split's exclusions
+                if op in ("==", "!=") and k in self.excluded.get(x, ()):
                     return op == "!="
-        v = self.iv.cheap_verdict(r)
-        if v is not None:
-            return v is Verdict.PROVEN
+                v = _compare(self.iv.interval(x), _FLIP[op] if flip else op, k)
+                if v is not None:
+                    return v
         if a is c.lhs and b is c.rhs:
             return c
         return type(c)(E.to_sympy(a), E.to_sympy(b), evaluate=False)

@@ -27,6 +27,7 @@ class Intervals:
         self._interval_cache: dict = {}
         self.fact_lo: dict = {}           # term -> lower / upper bound stated by base facts (note_bounds)
         self.fact_hi: dict = {}
+        self._proved_only = False         # (note_proved: only the bounded terms are read again)
 
     def copy(self, symbols, fast) -> "Intervals":
         """The same base-fact bounds over ``symbols`` / ``fast`` (a fork's copies)."""
@@ -227,6 +228,17 @@ class Intervals:
         if isinstance(r, Rel):
             self._scan_bounds(r)
 
+    def note_proved(self, r):
+        """``note_fact`` for an answer the store proved (it holds in every model of the
+        base, as a base fact does): the bounds reach the terms they are about at once;
+        intervals read off those terms before stay as they were (wider, still true) until
+        a base fact clears them, so a proof does not make every interval be read again."""
+        self._proved_only = True
+        try:
+            self.note_fact(r)
+        finally:
+            self._proved_only = False
+
     def _tighten(self, t, lo, hi):
         """Record ``lo <= t <= hi`` (a consequence of base facts); through a division by a
         positive integer, its dividend too (``x // 5 >= 4`` is ``x >= 20``)."""
@@ -238,7 +250,10 @@ class Intervals:
             self.fact_hi[t] = hi
             changed = True
         if changed:
-            self._interval_cache.clear()     # (every interval may rest on this term's)
+            if self._proved_only:
+                self._interval_cache.pop(t, None)
+            else:
+                self._interval_cache.clear()     # (every interval may rest on this term's)
             if isinstance(t, (E.FloorDiv, E.CeilDiv)) and t.args[1].is_Integer and int(t.args[1]) > 0:
                 k = int(t.args[1])
                 x = E.norm(t.args[0])
