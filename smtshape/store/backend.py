@@ -14,8 +14,9 @@ backend is *broken* (the conflict is reported, Z3 gives no further answers).
 Questions (``decide``, ``static_value``) that intervals did not settle go through
 the witness points, the shared budget for optional ones, a sync, varied points,
 case splits on a piecewise term's condition (``cases.py``; a question only, where
-a witness shows the base satisfiable), and only then Z3, with answers cached (PROVEN / REFUTED forever, the rest until
-the base grows).  The solver is made on first need, from the Z3 home
+a witness shows the base satisfiable), and only then Z3, with answers cached
+(PROVEN / REFUTED forever, the rest until the base grows; a PROVEN one also
+narrows intervals, ``Intervals.note_proved``).  The solver is made on first need, from the Z3 home
 (``solver.py``: a pooled context, the watchdog, ``rlimit``); a fork's backend is
 disabled and never makes one.  ``smtlib`` prints the set the store answers from.
 """

@@ -33,7 +33,7 @@ from .. import expr as E
 from ..constraints import Rel, _sides_of
 from ..lazy import sympy
 from .basics import Verdict
-from .intervals import Intervals
+from .intervals import Intervals, sign_verdict
 
 DEPTH = 4            # splits, one inside another
 MAX_SIZE = 400       # a question over bigger terms is left to Z3 (evaluating it per case costs)
@@ -167,17 +167,8 @@ _FLIP = {"==": "==", "!=": "!=", ">=": "<=", ">": "<", "<=": ">=", "<": ">"}    
 def _compare(interval, op: str, k: int):
     """``x op k`` for every x in ``interval``: True / False, or None when it depends."""
     lo, hi = interval
-    if op in ("==", "!="):
-        if lo == hi == k:
-            return op == "=="
-        return (op == "!=") if (k < lo or k > hi) else None
-    if op in ("<", "<="):
-        lo, hi, k, op = -hi, -lo, -k, ">" if op == "<" else ">="
-    if (lo > k) if op == ">" else (lo >= k):
-        return True
-    if (hi <= k) if op == ">" else (hi < k):
-        return False
-    return None
+    v = sign_verdict((lo - k, hi - k), op)
+    return None if v is None else v is Verdict.PROVEN
 
 
 class _Case:

@@ -4,7 +4,7 @@ range of a term, without Z3.
 ``interval(e)`` is (lo, hi) with +-inf for unbounded, read structurally from the
 symbols' domains, data symbols' declared upper bounds and the bounds *base facts*
 put on one term (``note_bounds``, called when constraints join the base, and
-``note_fact`` for an answer the store proved: a symbol,
+``note_proved`` for an answer the store proved: a symbol,
 an opaque subterm, the hull over a disjunction's branches, a ``!=`` at the end of
 an interval, every factor of a positive product, points cut off at a finite end).
 Base facts are never retracted, so an interval, once narrowed, stays true; each
@@ -27,7 +27,6 @@ class Intervals:
         self._interval_cache: dict = {}
         self.fact_lo: dict = {}           # term -> lower / upper bound stated by base facts (note_bounds)
         self.fact_hi: dict = {}
-        self._proved_only = False         # (note_proved: only the bounded terms are read again)
 
     def copy(self, symbols, fast) -> "Intervals":
         """The same base-fact bounds over ``symbols`` / ``fast`` (a fork's copies)."""
@@ -142,22 +141,7 @@ class Intervals:
             d = E.sub(r.lhs, r.rhs)
             if E.has_minmax(d):
                 d = self._ordered_minmax(d)
-            lo, hi = self.interval(d)
-            op = r.op
-            if op in (">=", "<=", ">", "<"):
-                if op in ("<=", "<"):
-                    lo, hi = -hi, -lo
-                    op = ">=" if op == "<=" else ">"
-                if (lo >= 0) if op == ">=" else (lo > 0):
-                    return Verdict.PROVEN
-                if (hi < 0) if op == ">=" else (hi <= 0):
-                    return Verdict.REFUTED
-                return None
-            if lo > 0 or hi < 0:
-                return Verdict.REFUTED if op == "==" else Verdict.PROVEN
-            if lo == hi == 0:
-                return Verdict.PROVEN if op == "==" else Verdict.REFUTED
-            return None
+            return sign_verdict(self.interval(d), r.op)
         if isinstance(r, Not):
             v = self.verdict(r.arg)
             return None if v is None else (Verdict.REFUTED if v is Verdict.PROVEN else Verdict.PROVEN)
@@ -206,40 +190,37 @@ class Intervals:
         for c in joined:
             self.note_fact(self._fast.canon_rel(c.relation))
 
-    def note_fact(self, r):
+    def note_fact(self, r, clear: bool = True):
         """The bounds one canonical relation that holds in every model of the base puts
-        on one term (``note_bounds``; also for an answer the store proved)."""
+        on one term (``note_bounds``; ``note_proved``).  ``clear``: a narrowed bound drops
+        every cached interval (else only the bounded term's)."""
         if isinstance(r, Rel) and r.op == "!=":
             b = _linear_bound(r.lhs, r.rhs, "==")
             if b is not None and b is not _FALSE:
                 (t, (v, _)), = b.items()
                 lo, hi = self.interval(t)
                 if v == lo:
-                    self._tighten(t, v + 1, INF)
+                    self._tighten(t, v + 1, INF, clear)
                 elif v == hi:
-                    self._tighten(t, -INF, v - 1)
+                    self._tighten(t, -INF, v - 1, clear)
             return
         if isinstance(r, Rel) and r.op in (">=", ">"):
-            self._note_positive_product(r)
+            self._note_positive_product(r, clear)
         b = _fact_bounds(r)
         if b is not None and b is not _FALSE:
             for t, (lo, hi) in b.items():
-                self._tighten(t, lo, hi)
+                self._tighten(t, lo, hi, clear)
         if isinstance(r, Rel):
-            self._scan_bounds(r)
+            self._scan_bounds(r, clear)
 
     def note_proved(self, r):
         """``note_fact`` for an answer the store proved (it holds in every model of the
         base, as a base fact does): the bounds reach the terms they are about at once;
         intervals read off those terms before stay as they were (wider, still true) until
         a base fact clears them, so a proof does not make every interval be read again."""
-        self._proved_only = True
-        try:
-            self.note_fact(r)
-        finally:
-            self._proved_only = False
+        self.note_fact(r, clear=False)
 
-    def _tighten(self, t, lo, hi):
+    def _tighten(self, t, lo, hi, clear: bool = True):
         """Record ``lo <= t <= hi`` (a consequence of base facts); through a division by a
         positive integer, its dividend too (``x // 5 >= 4`` is ``x >= 20``)."""
         changed = False
@@ -250,10 +231,10 @@ class Intervals:
             self.fact_hi[t] = hi
             changed = True
         if changed:
-            if self._proved_only:
-                self._interval_cache.pop(t, None)
-            else:
+            if clear:
                 self._interval_cache.clear()     # (every interval may rest on this term's)
+            else:
+                self._interval_cache.pop(t, None)
             if isinstance(t, (E.FloorDiv, E.CeilDiv)) and t.args[1].is_Integer and int(t.args[1]) > 0:
                 k = int(t.args[1])
                 x = E.norm(t.args[0])
@@ -262,11 +243,11 @@ class Intervals:
                         xlo, xhi = lo * k, hi * k + k - 1
                     else:                              # ceil(x / k) >= lo  <=>  x >= (lo-1)*k + 1
                         xlo, xhi = (lo - 1) * k + 1, hi * k
-                    self._tighten(x, xlo, xhi)         # (+-inf stay +-inf)
+                    self._tighten(x, xlo, xhi, clear)  # (+-inf stay +-inf)
 
     _SCAN = 8       # points tried at each end of a one-symbol fact's interval
 
-    def _scan_bounds(self, r):
+    def _scan_bounds(self, r, clear: bool = True):
         """A fact over one symbol ``x`` whose interval has a finite end: the points at
         that end where the fact fails (at most ``_SCAN``, each evaluated exactly) are
         cut off (``seq // 2 + 1 <= seq`` with ``seq >= 0`` fails at 0: ``seq >= 1``)."""
@@ -291,14 +272,14 @@ class Intervals:
                 if ok:
                     if v != end:
                         if step == 1:
-                            self._tighten(x, v, INF)
+                            self._tighten(x, v, INF, clear)
                         else:
-                            self._tighten(x, -INF, v)
+                            self._tighten(x, -INF, v, clear)
                         lo, hi = self.interval(x)
                     break
                 v += step
 
-    def _note_positive_product(self, r):
+    def _note_positive_product(self, r, clear: bool = True):
         """``c * x * y * ... >= b`` with ``b >= 1``, ``c > 0`` and every factor a symbol of a
         non-negative domain: each factor is >= 1."""
         d = E.sub(r.lhs, r.rhs)
@@ -318,7 +299,26 @@ class Intervals:
                 return
             bases.append(base)
         for base in bases:
-            self._tighten(base, 1, INF)
+            self._tighten(base, 1, INF, clear)
+
+
+def sign_verdict(interval, op: str) -> Verdict | None:
+    """``d op 0`` for every ``d`` in ``interval``: PROVEN, REFUTED, or None when it depends."""
+    lo, hi = interval
+    if op in (">=", "<=", ">", "<"):
+        if op in ("<=", "<"):
+            lo, hi = -hi, -lo
+            op = ">=" if op == "<=" else ">"
+        if (lo >= 0) if op == ">=" else (lo > 0):
+            return Verdict.PROVEN
+        if (hi < 0) if op == ">=" else (hi <= 0):
+            return Verdict.REFUTED
+        return None
+    if lo > 0 or hi < 0:
+        return Verdict.REFUTED if op == "==" else Verdict.PROVEN
+    if lo == hi == 0:
+        return Verdict.PROVEN if op == "==" else Verdict.REFUTED
+    return None
 
 
 _FALSE = object()      # (_fact_bounds: a relation no integer point satisfies)
